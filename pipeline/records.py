@@ -1,0 +1,117 @@
+"""Typed artifacts passed between stages, and the Run record that holds them all."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Literal
+
+import clingo
+from pydantic import BaseModel, Field
+
+StageName = Literal["translate", "check", "materialize", "compile", "plan"]
+FailureKind = Literal["ir_rejected", "domain_error", "out_of_domain", "no_plan", "planner_timeout",
+                      "unknown_domain", "internal"]
+
+
+class StageError(Exception):
+    """A request that cannot go on, with the stage that stopped it and a message for the user."""
+
+    def __init__(self, stage: str, kind: str, message: str, details: list[str] | None = None):
+        super().__init__(message)
+        self.stage, self.kind, self.message = stage, kind, message
+        self.details = details or []
+
+    def to_failure(self) -> "Failure":
+        return Failure(stage=self.stage, kind=self.kind, message=self.message, details=self.details)
+
+
+class Failure(BaseModel):
+    stage: str
+    kind: FailureKind
+    message: str
+    details: list[str] = []
+
+
+class IRFact(BaseModel):
+    predicate: str
+    arguments: list[str | int]
+    constants: list[bool] = Field(description="for each argument, whether it is a constant (else a value)")
+
+    def render(self) -> str:
+        """The fact as ASP text; clingo's own symbols do the quoting, so no value can break out."""
+        args = [clingo.Function(a) if const else (clingo.Number(a) if isinstance(a, int) else clingo.String(a))
+                for a, const in zip(self.arguments, self.constants)]
+        return f"{clingo.Function(self.predicate, args)}."
+
+
+class CheckedIR(BaseModel):
+    facts: list[IRFact]
+
+    @property
+    def text(self) -> str:
+        return "".join(f.render() + "\n" for f in self.facts)
+
+
+class Binding(BaseModel):
+    """How one API argument gets its value."""
+
+    kind: Literal["value", "ref", "missing"]
+    value: str | None = None
+    ref: str | None = Field(None, description="goal id whose output this argument is")
+
+
+class GoalCall(BaseModel):
+    goal_id: str
+    api: str
+    args: dict[str, Binding]
+
+
+class Materialized(BaseModel):
+    goals: list[GoalCall]
+    errors: list[str] = []
+    unreadable: list[str] = Field([], description="words the normalisers could not read (asked for instead)")
+    atoms: str = Field("", description="the shown atoms of the model, one per line")
+
+
+class TaskPDDL(BaseModel):
+    text: str
+    calls: dict[str, str] = Field(description="call object -> goal id")
+    slots: dict[str, str] = Field(description="'goal_id.argument' -> the var object holding it")
+
+
+class PlanArg(BaseModel):
+    value: str | None = None
+    ref: int | None = Field(None, description="index of the call whose output this is")
+    get_info: str | None = Field(None, description="argument type asked for with get_info_api")
+
+
+class PlanCall(BaseModel):
+    api: str
+    var: str
+    args: dict[str, PlanArg]
+
+
+class Plan(BaseModel):
+    calls: list[PlanCall]
+    text: str
+    planner_actions: list[str] = Field(description="the planner's plan, action by action")
+
+
+class Run(BaseModel):
+    """One request: every artifact, each stage's wall time, and how it ended."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+    query: str = ""
+    domain: str
+    today: str
+    status: Literal["queued", "running", "succeeded", "failed"] = "queued"
+    failure: Failure | None = None
+    ir: str | None = None
+    checked_ir: CheckedIR | None = None
+    materialized: Materialized | None = None
+    task_pddl: TaskPDDL | None = None
+    domain_pddl: str | None = None
+    plan: Plan | None = None
+    timings_ms: dict[str, float] = {}

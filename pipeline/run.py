@@ -1,0 +1,93 @@
+"""Runs the stages over a Run record, one stage at a time, timing each.
+
+`run_stage` is what both shells use: the embedded path calls it in a loop (`run_pipeline`), the service
+calls it once per queued task. A stage reads its input from the record and writes its artifact back;
+a StageError ends the run with that stage's reason, and any other exception is reported, never raised.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import date
+
+from pipeline.compile import compile_task
+from pipeline.ir_check import check_ir
+from pipeline.materialize import materialize, require_plannable
+from pipeline.pack import Pack, PackError, load_pack
+from pipeline.plan import plan
+from pipeline.records import Failure, Run, StageError
+from pipeline.settings import settings
+
+SYMBOLIC_STAGES = ("check", "materialize", "compile", "plan")
+
+
+def _check(run: Run, pack: Pack) -> None:
+    if run.ir is None:
+        raise StageError("check", "ir_rejected", "no IR: give one (--ir) or a translator")
+    run.checked_ir = check_ir(run.ir, pack)
+
+
+def _materialize(run: Run, pack: Pack) -> None:
+    run.materialized = materialize(run.checked_ir, pack, run.today, settings().clingo_timeout_s)
+    require_plannable(run.materialized)
+
+
+def _compile(run: Run, pack: Pack) -> None:
+    run.task_pddl = compile_task(run.materialized, pack)
+    run.domain_pddl = pack.domain_pddl.read_text(encoding="utf-8")
+
+
+def _plan(run: Run, pack: Pack) -> None:
+    run.plan = plan(run.task_pddl, run.materialized, pack, settings().planner_timeout_s,
+                    settings().planner_alias)
+
+
+_STAGE_FUNCTIONS = {"check": _check, "materialize": _materialize, "compile": _compile, "plan": _plan}
+
+
+def new_run(query: str, domain: str, today: str | None = None, ir: str | None = None) -> Run:
+    return Run(query=query, domain=domain, today=today or date.today().isoformat(), ir=ir)
+
+
+def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
+    """Execute one stage on the record (in place, and returned); the last stage marks success."""
+    if run.status == "failed":
+        return run
+    run.status = "running"
+    started = time.perf_counter()
+    try:
+        try:
+            date.fromisoformat(run.today)
+        except ValueError:
+            raise StageError(stage, "ir_rejected", f"today {run.today!r} is not a date (YYYY-MM-DD)") from None
+        pack = pack or load_pack(run.domain)
+        _STAGE_FUNCTIONS[stage](run, pack)
+    except StageError as exc:
+        run.status, run.failure = "failed", exc.to_failure()
+    except PackError as exc:
+        kind = "unknown_domain" if "unknown domain" in str(exc) else "internal"
+        run.status, run.failure = "failed", Failure(stage=stage, kind=kind, message=str(exc))
+    except Exception as exc:  # noqa: BLE001 - a bug must end the run with its reason, not lose it
+        run.status = "failed"
+        run.failure = Failure(stage=stage, kind="internal", message=f"{type(exc).__name__}: {exc}")
+    finally:
+        run.timings_ms[stage] = round((time.perf_counter() - started) * 1000, 3)
+    if run.status != "failed" and stage == SYMBOLIC_STAGES[-1]:
+        run.status = "succeeded"
+    return run
+
+
+def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | None = None) -> Run:
+    """The embedded path: every stage in this process."""
+    run = new_run(query, domain, today, ir)
+    try:
+        pack = load_pack(domain)
+    except PackError as exc:
+        kind = "unknown_domain" if "unknown domain" in str(exc) else "internal"
+        run.status, run.failure = "failed", Failure(stage="check", kind=kind, message=str(exc))
+        return run
+    for stage in SYMBOLIC_STAGES:
+        run_stage(run, stage, pack)
+        if run.status == "failed":
+            break
+    return run
