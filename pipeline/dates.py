@@ -244,6 +244,13 @@ def split_span(text: str) -> tuple[str, str] | None:
 
 def resolve_span(first: str, last: str, today: date) -> Period | None:
     """The period from the first day of `first` to the last day of `last`; either may be empty."""
+    try:
+        return _resolve_span(first, last, today)
+    except ValueError:  # a day that does not exist in the year it resolves to (February 29th, 2023)
+        return None
+
+
+def _resolve_span(first: str, last: str, today: date) -> Period | None:
     a = parse_expression(first, today) if first.strip() else None
     b = parse_expression(last, today) if last.strip() else None
     if a is None and b is None:
@@ -275,7 +282,10 @@ def resolve_period(text: str, today: date) -> Period | None:
     """A period as written: one expression or a span of two."""
     expression = parse_expression(text, today)
     if expression is not None:
-        return expression.resolve(today)
+        try:
+            return expression.resolve(today)
+        except ValueError:  # a day that does not exist in the year it resolves to
+            return None
     if span := split_span(text):
         return resolve_span(*span, today)
     return None
