@@ -142,5 +142,164 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
             console.print(f"- {failure['id']}: {failure['reason']}", markup=False, highlight=False)
 
 
+# --- the service ------------------------------------------------------------------------------------
+
+@app.command()
+def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work from (comma-separated)"),
+           concurrency: int = typer.Option(1, min=1, help="worker processes"),
+           name: Optional[str] = typer.Option(None, help="worker name (default: nesyplan-PID@host)"),
+           loglevel: str = typer.Option("INFO")) -> None:
+    """Run a Celery worker: GPU hosts take `llm`, CPU hosts `symbolic`; any number, against one Redis."""
+    import os
+
+    from workers.celery_app import app as celery_app
+
+    celery_app.worker_main(["worker", "-Q", queues, "-c", str(concurrency), "--loglevel", loglevel,
+                            "-n", name or f"nesyplan-{os.getpid()}@%h", "--without-mingle", "--without-gossip"])
+
+
+@app.command()
+def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000)) -> None:
+    """Serve the HTTP API (OpenAPI at /docs)."""
+    import uvicorn
+
+    uvicorn.run("workers.api:app", host=host, port=port)
+
+
+def _wait_for(run_ids: list[str], timeout_s: float, on_done=None) -> dict[str, Run]:
+    import time
+
+    from workers.tasks import store
+
+    pending, done = set(run_ids), {}
+    deadline = time.monotonic() + timeout_s
+    while pending and time.monotonic() < deadline:
+        for run_id in list(pending):
+            run = store().load(run_id)
+            if run is not None and run.status in ("succeeded", "failed"):
+                done[run_id] = run
+                pending.discard(run_id)
+                if on_done:
+                    on_done()
+        if pending:
+            time.sleep(0.05)
+    return done
+
+
+@app.command()
+def submit(query: str = typer.Argument(..., help="the request, in plain language"),
+           domain: str = typer.Option("quickbooks"),
+           today: Optional[str] = typer.Option(None, help="YYYY-MM-DD"),
+           ir: Optional[str] = typer.Option(None, help="IR file, or - for standard input"),
+           wait: bool = typer.Option(False, "--wait", help="wait for the plan and show it"),
+           timeout: float = typer.Option(120.0, help="seconds to wait with --wait")) -> None:
+    """Queue a request for the workers; prints its id (with --wait, the finished run)."""
+    from pipeline.run import new_run
+    from workers.tasks import enqueue
+
+    if ir is None:
+        raise typer.BadParameter("the translator arrives with the LLM stage; until then give --ir FILE|-",
+                                 param_hint="--ir")
+    try:
+        load_pack(domain)
+    except PackError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    run = new_run(query, domain, today, _read_ir(ir))
+    enqueue(run)
+    print(run.id)
+    if wait:
+        finished = _wait_for([run.id], timeout).get(run.id)
+        if finished is None:
+            err_console.print(f"[yellow]run {run.id} is not finished after {timeout:g} s[/]")
+            raise typer.Exit(3)
+        show_run(finished)
+        raise typer.Exit(0 if finished.status == "succeeded" else 1)
+
+
+@app.command()
+def show(run_id: str = typer.Argument(...),
+         artifact: Optional[str] = typer.Argument(None, help="e.g. task.pddl, plan.txt (raw)"),
+         json_out: bool = typer.Option(False, "--json")) -> None:
+    """Show a stored run (status, every artifact) or one raw artifact."""
+    from workers.api import ARTIFACTS
+    from workers.tasks import store
+
+    run = store().load(run_id)
+    if run is None:
+        err_console.print(f"[red]no run {escape(run_id)} (unknown, or expired from the store)[/]")
+        raise typer.Exit(1)
+    if artifact is not None:
+        if artifact not in ARTIFACTS:
+            err_console.print(f"[red]no artifact {escape(artifact)}[/] (artifacts: {', '.join(ARTIFACTS)})")
+            raise typer.Exit(2)
+        content = ARTIFACTS[artifact](run)
+        if content is None:
+            err_console.print(f"[yellow]run {run_id} has no {artifact} ({run.status})[/]")
+            raise typer.Exit(1)
+        print(content, end="" if content.endswith("\n") else "\n")
+        return
+    if json_out:
+        print(run.model_dump_json(indent=2))
+    else:
+        console.print(f"status: {run.status}")
+        show_run(run)
+
+
+@app.command()
+def bench(requests: int = typer.Option(60, min=1, help="IR requests per measurement"),
+          workers: list[int] = typer.Option([1, 2], help="worker process counts to compare"),
+          domain: str = typer.Option("quickbooks")) -> None:
+    """Throughput of the symbolic path through the queue: requests/s with N worker processes."""
+    import subprocess
+    import time
+
+    from pipeline.demo import examples
+    from pipeline.run import new_run
+    from workers.celery_app import app as celery_app
+    from workers.tasks import enqueue
+
+    samples = [(q, t, Path(f).read_text(encoding="utf-8")) for q, t, f in examples(domain)]
+    if not samples:
+        err_console.print(f"[red]{domain} ships no example IR to benchmark with[/]")
+        raise typer.Exit(2)
+    results = {}
+    for count in workers:
+        names = [f"bench{count}-{i}-{time.time_ns()}@localhost" for i in range(count)]
+        procs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "worker", "--queues", "symbolic",
+                                   "--concurrency", "1", "--name", n, "--loglevel", "WARNING"])
+                 for n in names]
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                alive = celery_app.control.inspect(destination=names, timeout=0.5).ping() or {}
+                if len(alive) == count:
+                    break
+            runs = [new_run(q, domain, t, ir) for q, t, ir in (samples[i % len(samples)] for i in range(requests))]
+            started = time.perf_counter()
+            for run in runs:
+                enqueue(run)
+            with Progress(TextColumn(f"{count} worker(s)"), BarColumn(), MofNCompleteColumn(),
+                          console=err_console, transient=True) as progress:
+                task = progress.add_task("", total=requests)
+                done = _wait_for([r.id for r in runs], 600, on_done=lambda: progress.advance(task))
+            elapsed = time.perf_counter() - started
+        finally:
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.wait(timeout=30)
+        results[count] = {"completed": len(done), "seconds": round(elapsed, 2),
+                          "requests_per_s": round(len(done) / elapsed, 2)}
+    table = Table("workers", "completed", "seconds", "requests/s", title=f"symbolic path, {requests} requests")
+    for count, r in results.items():
+        table.add_row(str(count), str(r["completed"]), f"{r['seconds']:.2f}", f"{r['requests_per_s']:.2f}")
+    console.print(table)
+    if len(results) >= 2:
+        first, last = list(results.values())[0], list(results.values())[-1]
+        console.print(f"ratio {workers[-1]} vs {workers[0]} workers: "
+                      f"{last['requests_per_s'] / first['requests_per_s']:.2f}x")
+
+
 if __name__ == "__main__":
     app()

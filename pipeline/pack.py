@@ -20,7 +20,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 def packs_root() -> Path:
     """Where `domains/`, `asp_rules/` and `pddl/` live: NESYPLAN_PACKS_DIR, else this checkout."""
-    return Path(os.environ.get("NESYPLAN_PACKS_DIR", PROJECT_ROOT))
+    return Path(os.environ.get("NESYPLAN_PACKS_DIR", PROJECT_ROOT)).resolve()
 
 
 class PackError(Exception):

@@ -8,9 +8,11 @@ and as JSON calls whose arguments are a value, a ref to an earlier call, or a ge
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+import threading
 
 import unified_planning.shortcuts as up
 from unified_planning.engines import PlanGenerationResultStatus as Status
@@ -22,6 +24,21 @@ from pipeline.records import Materialized, Plan, PlanArg, PlanCall, StageError, 
 GET_INFO = "get_info_api"
 
 up.get_environment().credits_stream = None
+# Fast Downward writes its intermediate `output.sas` into the current directory, so two planners started
+# from one directory (two workers on a host) overwrite each other's task. Each call therefore plans in a
+# directory of its own; the working directory belongs to the whole process, hence the lock.
+_CWD_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _own_working_directory(path: str):
+    with _CWD_LOCK:
+        previous = os.getcwd()
+        os.chdir(path)
+        try:
+            yield
+        finally:
+            os.chdir(previous)
 
 
 def _solve(domain_pddl: str, task_text: str, timeout_s: float, alias: str):
@@ -29,9 +46,10 @@ def _solve(domain_pddl: str, task_text: str, timeout_s: float, alias: str):
         task_file = os.path.join(tmp, "task.pddl")
         with open(task_file, "w", encoding="utf-8") as f:
             f.write(task_text)
-        problem = PDDLReader().parse_problem(domain_pddl, task_file)
-    with up.OneshotPlanner(name="fast-downward", params={"fast_downward_alias": alias}) as planner:
-        return planner.solve(problem, timeout=timeout_s)
+        problem = PDDLReader().parse_problem(os.path.abspath(domain_pddl), task_file)
+        with _own_working_directory(tmp), \
+                up.OneshotPlanner(name="fast-downward", params={"fast_downward_alias": alias}) as planner:
+            return planner.solve(problem, timeout=timeout_s)
 
 
 def plan(task: TaskPDDL, materialized: Materialized, pack: Pack, timeout_s: float = 20.0,

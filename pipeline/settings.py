@@ -14,6 +14,12 @@ class Settings(BaseSettings):
     planner_timeout_s: float = 20.0
     planner_alias: str = "lama-first"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    run_ttl_s: int = 7 * 24 * 3600          # how long the store keeps a Run record
+    # A message taken by a worker that dies is given to another after this long: keep it above the
+    # longest stage's hard time limit, or a slow stage would run twice.
+    visibility_timeout_s: float = 600.0
+    restore_interval_s: float = 5.0         # how often workers look for such messages
+    stage_time_limit_s: float = 120.0       # hard limit of a symbolic stage in a worker
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,129 @@
+"""HTTP API (FastAPI; OpenAPI at /docs): submit requests, follow them, read every artifact."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+import redis
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field
+
+from pipeline.ir_check import MAX_IR_CHARS
+from pipeline.pack import PackError, load_pack, pack_names
+from pipeline.records import Run
+from pipeline.run import new_run
+
+app = FastAPI(title="nesyplan", version="0.1.0",
+              description="Plain-language requests -> inspectable plans of API calls.")
+
+
+class PlanRequest(BaseModel):
+    query: str = Field(..., min_length=1, max_length=4000, description="the request, in plain language")
+    domain: str = Field("quickbooks", max_length=100)
+    today: date | None = Field(None, description="resolves relative dates; default: the server's today")
+    translator: str | None = Field(None, max_length=50, description="LLM backend for translation")
+    ir: str | None = Field(None, max_length=MAX_IR_CHARS, description="IR facts: skips translation")
+
+
+class Submitted(BaseModel):
+    id: str
+    status: Literal["queued"] = "queued"
+
+
+# The raw artifacts, by the names users ask for.
+ARTIFACTS = {
+    "ir.lp": lambda run: run.ir,
+    "checked_ir.lp": lambda run: run.checked_ir.text if run.checked_ir else None,
+    "materialized.lp": lambda run: run.materialized.atoms if run.materialized else None,
+    "task.pddl": lambda run: run.task_pddl.text if run.task_pddl else None,
+    "domain.pddl": lambda run: run.domain_pddl,
+    "plan.txt": lambda run: run.plan.text if run.plan else None,
+    "plan.json": lambda run: run.plan.model_dump_json(indent=2) if run.plan else None,
+}
+
+
+def _store():
+    from workers.tasks import store
+
+    return store()
+
+
+@app.exception_handler(redis.exceptions.RedisError)
+async def redis_unavailable(_request: Request, exc: redis.exceptions.RedisError) -> JSONResponse:
+    return JSONResponse(status_code=503, content={"detail": f"the run store (Redis) is unavailable: {exc}"})
+
+
+@app.post("/v1/plans", status_code=202, response_model=Submitted)
+def submit_plan(body: PlanRequest) -> Submitted:
+    from workers.tasks import enqueue
+
+    try:
+        load_pack(body.domain)
+    except PackError as exc:
+        raise HTTPException(status_code=404 if "unknown domain" in str(exc) else 400, detail=str(exc))
+    if body.ir is None:
+        raise HTTPException(status_code=400, detail="no translator is available yet: give the request's IR "
+                                                    "in 'ir' (the LLM translation stage is not installed)")
+    run = new_run(body.query, body.domain, body.today.isoformat() if body.today else None, body.ir)
+    enqueue(run)
+    return Submitted(id=run.id)
+
+
+def _get_run(run_id: str) -> Run:
+    if not run_id.isalnum() or len(run_id) > 64:
+        raise HTTPException(status_code=404, detail=f"no run {run_id!r}")
+    run = _store().load(run_id)
+    if run is None:
+        raise HTTPException(status_code=404, detail=f"no run {run_id!r} (unknown, or expired from the store)")
+    return run
+
+
+@app.get("/v1/plans/{run_id}", response_model=Run)
+def get_plan(run_id: str) -> Run:
+    return _get_run(run_id)
+
+
+@app.get("/v1/plans/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
+def get_artifact(run_id: str, name: str) -> str:
+    if name not in ARTIFACTS:
+        raise HTTPException(status_code=404, detail=f"no artifact {name!r} (artifacts: {', '.join(ARTIFACTS)})")
+    content = ARTIFACTS[name](_get_run(run_id))
+    if content is None:
+        raise HTTPException(status_code=404, detail=f"run {run_id} has no {name} (yet, or its run ended before)")
+    return content
+
+
+@app.get("/v1/domains")
+def list_domains() -> list[dict]:
+    domains = []
+    for name in pack_names():
+        try:
+            spec = load_pack(name).spec
+            domains.append({"name": name, "description": spec.description, "goals": list(spec.goals)})
+        except PackError as exc:
+            domains.append({"name": name, "error": str(exc)})
+    return domains
+
+
+@app.get("/healthz")
+def healthz() -> JSONResponse:
+    from workers.celery_app import app as celery_app
+
+    checks: dict = {}
+    try:
+        checks["redis"] = _store().ping()
+    except redis.exceptions.RedisError as exc:
+        checks["redis"] = False
+        checks["redis_error"] = str(exc)
+    workers: list[str] = []
+    if checks["redis"]:
+        try:
+            replies = celery_app.control.inspect(timeout=1.0).ping() or {}
+            workers = sorted(replies)
+        except Exception as exc:  # noqa: BLE001 - a health check reports, never raises
+            checks["workers_error"] = str(exc)
+    checks["workers"] = workers
+    healthy = bool(checks["redis"]) and bool(workers)
+    return JSONResponse(status_code=200 if healthy else 503, content={"ok": healthy, **checks})

@@ -1,0 +1,38 @@
+"""The Celery app: broker and results in Redis, translation on queue `llm`, the rest on `symbolic`.
+
+Tasks acknowledge late and are rejected back to the queue when their worker dies, so a killed worker
+costs a retry, never a request; every stage is idempotent (a stage already in the Run record is skipped).
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from pipeline.settings import settings
+
+
+def make_app() -> Celery:
+    s = settings()
+    app = Celery("nesyplan", broker=s.redis_url, backend=s.redis_url, include=["workers.tasks"])
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_default_queue="symbolic",
+        task_routes={"nesyplan.translate": {"queue": "llm"}, "nesyplan.*": {"queue": "symbolic"}},
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_expires=3600,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "visibility_timeout": s.visibility_timeout_s,
+            "unacked_restore_interval": s.restore_interval_s,
+            "unacked_restore_throttle": 1,
+        },
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+app = make_app()

@@ -1,0 +1,66 @@
+"""One Celery task per stage; a request is a chain of them over its Run record in the store."""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from celery import chain
+from celery.exceptions import SoftTimeLimitExceeded
+
+from pipeline.records import Failure, Run
+from pipeline.run import SYMBOLIC_STAGES, run_stage
+from pipeline.settings import settings
+from workers.celery_app import app
+from workers.store import RunStore
+
+log = logging.getLogger(__name__)
+_store: RunStore | None = None
+
+# Transient: the store or broker went away for a moment. Domain errors never raise (they end the run).
+TRANSIENT = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+
+def store() -> RunStore:
+    global _store
+    if _store is None:
+        _store = RunStore()
+    return _store
+
+
+def execute_stage(run_id: str, stage: str) -> str:
+    """Run one stage of a stored run and store the result. Idempotent: a redelivered message for a stage
+    that already ran, or a run that already ended, changes nothing."""
+    run = store().load(run_id)
+    if run is None:
+        log.error("run %s is not in the store (expired?): stage %s skipped", run_id, stage)
+        return run_id
+    if run.status in ("succeeded", "failed") or stage in run.timings_ms:
+        return run_id
+    try:
+        run_stage(run, stage)
+    except SoftTimeLimitExceeded:
+        run.status = "failed"
+        run.failure = Failure(stage=stage, kind="internal", message=f"stage {stage} ran out of time")
+    store().save(run)
+    return run_id
+
+
+def _make_stage_task(stage: str):
+    limit = settings().stage_time_limit_s
+
+    @app.task(name=f"nesyplan.{stage}", autoretry_for=TRANSIENT, retry_backoff=True, retry_backoff_max=30,
+              max_retries=8, soft_time_limit=limit, time_limit=limit + 10)
+    def stage_task(run_id: str) -> str:
+        return execute_stage(run_id, stage)
+
+    return stage_task
+
+
+STAGE_TASKS = {stage: _make_stage_task(stage) for stage in SYMBOLIC_STAGES}
+
+
+def enqueue(run: Run) -> None:
+    """Store the run as queued and send its chain of stages."""
+    store().save(run)
+    chain(*(STAGE_TASKS[stage].si(run.id) for stage in SYMBOLIC_STAGES)).apply_async()
