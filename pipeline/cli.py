@@ -144,6 +144,27 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
 
 # --- the service ------------------------------------------------------------------------------------
 
+def _service_errors(function):
+    """Redis or the broker being down is a clear message and exit code 2, not a traceback."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        import kombu.exceptions
+        import redis
+
+        try:
+            return function(*args, **kwargs)
+        except (redis.exceptions.RedisError, kombu.exceptions.OperationalError) as exc:
+            from pipeline.settings import settings
+
+            err_console.print(f"[red]the queue (Redis at {escape(settings().redis_url)}) is unavailable: "
+                              f"{escape(str(exc))}[/]")
+            raise typer.Exit(2)
+
+    return wrapper
+
+
 @app.command()
 def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work from (comma-separated)"),
            concurrency: int = typer.Option(1, min=1, help="worker processes"),
@@ -187,6 +208,7 @@ def _wait_for(run_ids: list[str], timeout_s: float, on_done=None) -> dict[str, R
 
 
 @app.command()
+@_service_errors
 def submit(query: str = typer.Argument(..., help="the request, in plain language"),
            domain: str = typer.Option("quickbooks"),
            today: Optional[str] = typer.Option(None, help="YYYY-MM-DD"),
@@ -218,6 +240,7 @@ def submit(query: str = typer.Argument(..., help="the request, in plain language
 
 
 @app.command()
+@_service_errors
 def show(run_id: str = typer.Argument(...),
          artifact: Optional[str] = typer.Argument(None, help="e.g. task.pddl, plan.txt (raw)"),
          json_out: bool = typer.Option(False, "--json")) -> None:

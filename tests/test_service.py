@@ -266,3 +266,11 @@ def test_docker_compose_file_is_valid():
     services = subprocess.run(["docker-compose", "-f", str(PROJECT_ROOT / "docker-compose.yml"), "config",
                                "--services"], capture_output=True, text=True, cwd=PROJECT_ROOT).stdout.split()
     assert set(services) == {"redis", "api", "worker-llm", "worker-symbolic", "flower"}
+
+
+def test_cli_submit_with_redis_down_says_so():
+    env = {**os.environ, "NESYPLAN_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    result = subprocess.run([sys.executable, "-m", "pipeline.cli", "submit", "q", "--ir",
+                             str(EXAMPLES / "1_complete.lp")], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "is unavailable" in result.stderr and "Traceback" not in result.stderr
