@@ -41,7 +41,8 @@ def oracle_ir(record: dict, pack: Pack) -> str:
         goal_id = f"g{i}"
         facts.append(IRFact(predicate="_goal", arguments=[goal_id, pack.goal_of_api(call["api"])],
                             constants=[True, True]))
-        for argument, value in call["args"].items():
+        order = pack.spec.apis[call["api"]].arguments
+        for argument, value in sorted(call["args"].items(), key=lambda kv: order.index(kv[0])):
             if value is None:
                 continue
             if isinstance(value, dict):

@@ -42,7 +42,7 @@ class IRFact(BaseModel):
         """The fact as ASP text; clingo's own symbols do the quoting, so no value can break out."""
         args = [clingo.Function(a) if const else (clingo.Number(a) if isinstance(a, int) else clingo.String(a))
                 for a, const in zip(self.arguments, self.constants)]
-        return f"{clingo.Function(self.predicate, args)}."
+        return f"{self.predicate}({', '.join(str(a) for a in args)})."
 
 
 class CheckedIR(BaseModel):

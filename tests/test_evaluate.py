@@ -75,7 +75,7 @@ def test_oracle_ir_round_trips_through_the_pipeline(pack):
     record = {"id": "t1", "query": "q", "today": "2024-10-15",
               "tags": {"goals": 2, "complete": False, "dataflow": True}, "calls": GOLD}
     ir = oracle_ir(record, pack)
-    assert "_goal(g1,profit_loss_report)." in ir and "_contact_topic(g2,g1)." in ir
+    assert "_goal(g1, profit_loss_report)." in ir and "_contact_topic(g2, g1)." in ir
     assert "contact_channel" not in ir  # a null argument is simply not given
     run = run_pipeline("q", "quickbooks", "2024-10-15", ir)
     assert score(record, run) == (True, "")

@@ -18,7 +18,7 @@ def test_plain_facts_pass_and_are_rerendered(pack):
     checked = check_ir('_goal(g1, product_help). % a comment\n_help_topic(g1, "say \\"hi\\"").', pack)
     assert [f.predicate for f in checked.facts] == ["_goal", "_help_topic"]
     assert checked.facts[1].arguments == ["g1", 'say "hi"']
-    assert checked.text == '_goal(g1,product_help).\n_help_topic(g1,"say \\"hi\\"").\n'
+    assert checked.text == '_goal(g1, product_help).\n_help_topic(g1, "say \\"hi\\"").\n'
 
 
 @pytest.mark.parametrize("ir, named", [
