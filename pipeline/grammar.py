@@ -1,35 +1,33 @@
 """The pack compiled into a grammar of valid IR (FARS-style constrained decoding), per request.
 
-Only the pack's goal names (or a shortlist of them) can be written; each goal only its own argument
-predicates, in a fixed order; closed arguments their listed values; free values are holes that take a span
-of the request (copied, case-insensitively, at token boundaries) or the value already in its normal form
-(a date `MM/DD/YYYY`, an amount `123.00`, ...), so the model copies rather than invents and the rule pack
-normalises what it copied. Arguments that accept another call's output may name an earlier goal id.
-The output is EBNF for xgrammar (GBNF-compatible, so llama.cpp-style servers accept it too).
+Only the pack's goal names (or the retrieved ones) can be written; each goal only its own argument
+predicates, in a fixed order, with a period-like IR predicate (`_period`) instead of the arguments it gives.
+Values are holes restricted to what the request grounds: a span of the request that the argument's own
+normaliser can read ("last quarter" for a date, "75 bucks" for an amount, "link my bank" for a help topic),
+or the value that span normalises to. So the model copies rather than invents, and cannot write a value
+the request does not give: an argument with no such span cannot be written at all and stays missing.
+Arguments that accept another call's output may also name another goal's id. The output is EBNF for
+xgrammar (GBNF-compatible, so llama.cpp-style servers accept it too).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import date
 
+from pipeline import dates
+from pipeline.normalizers import NORMALIZERS, full_name
 from pipeline.pack import Pack
 
 MAX_GOALS = 3
+MAX_SPAN_TOKENS = 10
+MAX_TEXT_SPAN_TOKENS = 6  # free text (an invoice's detail) is short
 NONE_LINE = "% no goal of this domain covers the request"
-# Spans are made of word tokens (runs of letters and digits) and the literal text between two tokens
-# ("4,500", "jake.miller@gmail.com", "Miller's", "P&L" are all spans). A gap longer than a few characters,
-# or holding a quote, a backslash or a line break, ends a span.
+# Spans are runs of word tokens with the text between them ("4,500", "jake.miller@gmail.com", "P&L"); a gap
+# longer than a few characters, or one holding a quote, a backslash or a line break, ends a span.
 _TOKEN = re.compile(r"[^\W_]+")
 _MAX_GAP = 3
-
-# Normal forms a value may also be written in, by normaliser.
-NORMAL_FORMS = {
-    "date": r'[0-1] [0-9] "/" [0-3] [0-9] "/" [1-2] [0-9] [0-9] [0-9]',
-    "amount": r'[1-9] [0-9]* "." [0-9] [0-9]',
-    "phone": r'[0-9] [0-9] [0-9] "-" [0-9] [0-9] [0-9] "-" [0-9] [0-9] [0-9] [0-9]',
-    "email": r'[a-z0-9._+\-]+ "@" [a-z0-9\-]+ ("." [a-z0-9\-]+)+',
-}
 
 
 def _literal(text: str) -> str:
@@ -37,97 +35,173 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _asp_string_body(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+def _asp_string(text: str) -> str:
+    """The ASP string literal of a value, as the IR writes it."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _case_insensitive(token: str) -> str:
-    parts = []
-    for ch in token:
-        if ch.isalpha() and ch.lower() != ch.upper() and len(ch.upper()) == 1 and len(ch.lower()) == 1:
-            parts.append(f"[{ch.lower()}{ch.upper()}]")
+def request_spans(query: str, max_tokens: int = MAX_SPAN_TOKENS) -> list[tuple[int, int]]:
+    """(start, end) of every run of 1..max_tokens consecutive tokens of the request."""
+    tokens = list(_TOKEN.finditer(query))
+    spans = []
+    for i, first in enumerate(tokens):
+        for j in range(i, min(len(tokens), i + max_tokens)):
+            if j > i:
+                gap = query[tokens[j - 1].end():tokens[j].start()]
+                if len(gap) > _MAX_GAP or any(c in gap for c in '"\\\n\r'):
+                    break
+            spans.append((first.start(), tokens[j].end()))
+    return spans
+
+
+def _maximal(readable: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Drop every readable span inside a longer readable one: "December 2023" in "September to December
+    2023", "500" in "1,500", "call" in "video call" are parts, not values."""
+    return [a for a in readable if not any(b != a and b[0] <= a[0] and a[1] <= b[1] for b in readable)]
+
+
+def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
+    """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
+    normaliser reads, and what it reads it as. Free text (an invoice's detail) may be any short span."""
+    spans = request_spans(text)
+    periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in spans}
+    readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
+    candidates: dict[str, list[str]] = {}
+    for name, extra in pack.spec.ir_extra.items():
+        if extra.normalizer == "period":
+            candidates[name] = [text[a:b] for a, b in readable_periods]
+        elif extra.normalizer == "full_name":
+            candidates[name] = list(dict.fromkeys(
+                text[a:b] for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
+                and text[a].isupper() and full_name(text[a:b]) is not None))
+    for name, spec in pack.spec.arguments.items():
+        found: dict[str, None] = {}
+        if spec.normalizer == "date":
+            for sp in readable_periods:
+                p = periods[sp]
+                if name == "charge_date" and p.start != p.end:
+                    continue
+                found[text[sp[0]:sp[1]]] = None
+                found[dates.format_date(p.end if name == "end_date" else p.start)] = None
+        elif spec.normalizer == "lowercase_text":
+            for a, b in spans:
+                words = [w.lower() for w in _TOKEN.findall(text[a:b])]
+                # Free text names a thing: not the words of a date or amount, not the words that name the
+                # pack's goals ("invoice"), and no dangling "for" or "the" at either end.
+                if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _EDGE_WORDS or words[-1] in _EDGE_WORDS
+                        or any(w.isdigit() for w in words) or set(words) & _goal_words(pack)):
+                    continue
+                found[text[a:b]] = None
+                found[text[a:b].lower()] = None
         else:
-            parts.append(_literal(ch))
-    return " ".join(parts)
+            normalize = NORMALIZERS[spec.normalizer]
+            values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
+                      for sp in spans}
+            readable = [sp for sp in spans if values[sp] is not None]
+            if spec.normalizer == "amount":  # the numbers of a date are not amounts ("Sept 28", "2/14")
+                readable = [sp for sp in readable
+                            if not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods)]
+            for sp in (readable if spec.normalizer == "person_name" else _maximal(readable)):
+                found[text[sp[0]:sp[1]]] = None
+                found[values[sp]] = None
+        candidates[name] = list(found)
+    return candidates
 
 
-def request_tokens(query: str) -> list[tuple[str, str | None]]:
-    """(token, the text joining it to the next token, or None where a span cannot go on)."""
-    matches = list(_TOKEN.finditer(query))
-    tokens = []
-    for i, m in enumerate(matches):
-        gap = query[m.end():matches[i + 1].start()] if i + 1 < len(matches) else None
-        if gap is not None:
-            gap = re.sub(r"[ \t]+", " ", gap)
-            if len(gap) > _MAX_GAP or any(c in gap for c in '"\\\n\r'):
-                gap = None
-        tokens.append((m.group(), gap))
-    return tokens
+_EDGE_WORDS = set("a an the for of to and or with about from in on at my our your me i please pls".split())
 
 
-def _span_rules(query: str) -> tuple[list[str], bool]:
-    """Rules `span ::= s0 | s1 | ...` where `s_i` is token i optionally followed by `s_{i+1}`."""
-    tokens = request_tokens(query)
-    if not tokens:
-        return [], False
-    rules = []
-    for i, (token, separator) in enumerate(tokens):
-        body = _case_insensitive(token)
-        if separator is not None:
-            body += f" ({_literal(_asp_string_body(separator)) + ' ' if separator else ''}s{i + 1})?"
-        rules.append(f"s{i} ::= {body}")
-    rules.append("span ::= " + " | ".join(f"s{i}" for i in range(len(tokens))))
-    return rules, True
+def _goal_words(pack: Pack) -> set[str]:
+    return {w for goal in pack.spec.goals for w in goal.split("_")}
 
 
-def ir_grammar(pack: Pack, query: str, shortlist: list[str] | None = None, max_goals: int = MAX_GOALS) -> str:
-    """EBNF of the IRs a translator may write for this request."""
-    goals = [g for g in (shortlist or pack.spec.goals) if g in pack.spec.goals]
-    span_rules, has_spans = _span_rules(query)
+# Arguments whose words, once present, are the value: a readable date, amount, email, phone or listed
+# value in the goal's own words is written (the LLM picks which one), never left out. Names and free text
+# are written only if the LLM chooses to.
+FORCED_NORMALIZERS = {"date", "amount", "email", "phone", "choice"}
+
+
+def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
+               sources: list[str] | None = None, max_goals: int = MAX_GOALS) -> str:
+    """EBNF of the IRs a translator may write for this request.
+
+    `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
+    order, and only fills their arguments (goals chosen by retrieval), each from its own words
+    (`sources[i]`, default the whole request); otherwise it names one to `max_goals` of them, none twice,
+    or writes the no-goal line."""
+    goals = [g for g in (pack.spec.goals if goals is None else goals) if g in pack.spec.goals]
+    whole = value_candidates(pack, query, today)
+    by_position = {i: value_candidates(pack, src, today) if src != query else whole
+                   for i, src in enumerate(sources or [], 1)} if fixed else {}
+    count = len(goals) if fixed else min(max_goals, len(goals))
     rules: list[str] = []
-    value_rules: dict[str, str] = {}
+    defined: set[str] = set()
 
-    def value_rule(argument: str) -> str:
-        """The hole for one argument's value, a string: a span, a listed value, or a normal form."""
-        if argument in value_rules:
-            return value_rules[argument]
-        spec = pack.spec.arguments.get(argument)
-        options = ["span"] if has_spans else []
-        if spec is not None:
-            options += [_literal(_asp_string_body(v)) for v in spec.values]
-            if spec.normalizer in NORMAL_FORMS:
-                options.append(f"({NORMAL_FORMS[spec.normalizer]})")
-        name = f"v_{argument}"
-        rules.append(f'{name} ::= "\\"" ({" | ".join(options) or _literal("")}) "\\""')
-        value_rules[argument] = name
+    def define(name: str, body: str) -> str:
+        if name not in defined:
+            defined.add(name)
+            rules.append(f"{name} ::= {body}")
         return name
+
+    def fact(predicate: str, gid: str, argument: str, position: int) -> str | None:
+        """The fact giving one argument, or None when nothing can fill it."""
+        candidates = by_position.get(position, whole)
+        options = [_literal(_asp_string(v)) for v in candidates.get(argument, [])]
+        spec = pack.spec.arguments.get(argument)
+        if spec is not None and spec.accepts_output and count > 1:
+            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position]
+        if not options:
+            return None
+        values = define(f"v_{argument}_{position}", " | ".join(options))
+        return f"{_literal(f'_{predicate}({gid}, ')} {values} {_literal(').' + chr(10))}"
+
+    def optional(argument: str, rule: str) -> str:
+        spec = pack.spec.arguments.get(argument) or pack.spec.ir_extra[argument]
+        forced = spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period"
+        return f"({rule})" if fixed and forced else f"({rule})?"
 
     def goal_rule(goal: str, position: int) -> str:
-        gid = f"g{position}"
-        api = pack.spec.apis[pack.spec.goals[goal].api]
-        parts = [_literal(f"_goal({gid}, {goal}).\n")]
-        takes = list(api.arguments)
-        predicates = [(extra, extra_spec.gives[0]) for extra, extra_spec in pack.spec.ir_extra.items()
-                      if set(extra_spec.gives) <= set(takes)] + [(a, a) for a in takes]
-        for predicate, typed_as in predicates:
-            spec = pack.spec.arguments.get(typed_as)
-            hole = value_rule(typed_as)
-            if spec is not None and spec.accepts_output and max_goals > 1:
-                refs = " | ".join(_literal(f"g{k}") for k in range(1, max_goals + 1) if k != position)
-                hole = f"({hole} | {refs})"
-            parts.append(f"({_literal(f'_{predicate}({gid}, ')} {hole} {_literal(').' + chr(10))})?")
         name = f"goal{position}_{goal}"
-        rules.append(f"{name} ::= " + " ".join(parts))
+        if name in defined:
+            return name
+        gid = f"g{position}"
+        takes = pack.spec.apis[pack.spec.goals[goal].api].arguments
+        parts = [_literal(f"_goal({gid}, {goal}).\n")]
+        given_by_extra: set[str] = set()
+        for extra, extra_spec in pack.spec.ir_extra.items():
+            if set(extra_spec.gives) <= set(takes):
+                # Either the period-like fact, or the arguments it gives, one by one.
+                together = fact(extra, gid, extra, position)
+                each = [f for a in extra_spec.gives if (f := fact(a, gid, a, position))]
+                # The arguments one by one: at least the first written, the others optional after it.
+                one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]])
+                              for i in range(len(each))]
+                alternatives = ([together] if together else []) + one_by_one
+                if alternatives:
+                    parts.append(optional(extra, " | ".join(f"({a})" for a in alternatives)))
+                given_by_extra |= set(extra_spec.gives)
+        for argument in takes:
+            if argument not in given_by_extra and (f := fact(argument, gid, argument, position)):
+                parts.append(optional(argument, f))
+        return define(name, " ".join(parts))
+
+    none = _literal(NONE_LINE + "\n")
+    if fixed:
+        body = " ".join(goal_rule(goal, i) for i, goal in enumerate(goals, 1)) if goals else none
+        return "\n".join([f"root ::= {body}", *rules]) + "\n"
+
+    def rest(used: tuple[str, ...]) -> str:
+        """After the goals used so far: another unused one, or the end."""
+        options = []
+        for goal in goals:
+            if goal not in used:
+                follow = rest(used + (goal,)) if len(used) + 1 < count else ""
+                options.append(f"{goal_rule(goal, len(used) + 1)} {follow}".strip())
+        name = "rest_" + "_".join(used) if used else "first"
+        if name not in defined:
+            body = " | ".join(options) if options else '""'
+            define(name, f"({body})?" if used and options else body)
         return name
 
-    positions = []
-    for position in range(1, max_goals + 1):
-        names = [goal_rule(goal, position) for goal in goals]
-        rules.append(f"goal{position} ::= " + " | ".join(names))
-        positions.append(f"goal{position}")
-    # goal1 (goal2 (goal3)?)? : a request names one to max_goals goals, or none.
-    chain = positions[-1]
-    for name in reversed(positions[:-1]):
-        chain = f"{name} ({chain})?"
-    root = f"root ::= ({chain}) | {_literal(NONE_LINE + chr(10))}"
-    return "\n".join([root, *rules, *span_rules]) + "\n"
+    root = f"root ::= {rest(())} | {none}" if goals else f"root ::= {none}"
+    return "\n".join([root, *rules]) + "\n"

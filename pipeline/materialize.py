@@ -12,7 +12,7 @@ from datetime import date
 import clingo
 
 from pipeline import dates
-from pipeline.normalizers import NORMALIZERS
+from pipeline.normalizers import NORMALIZERS, full_name
 from pipeline.pack import Pack
 from pipeline.records import Binding, CheckedIR, GoalCall, Materialized, StageError
 
@@ -66,6 +66,14 @@ class Helpers:
             return []
         value = NORMALIZERS[spec.normalizer](_text(text), values=spec.values, synonyms=spec.synonyms)
         return [clingo.String(value)] if value is not None else []
+
+    def given_name(self, text):
+        parts = full_name(_text(text))
+        return [clingo.String(parts[0])] if parts and parts[0] else []
+
+    def family_name(self, text):
+        parts = full_name(_text(text))
+        return [clingo.String(parts[1])] if parts and parts[1] else []
 
     def date_order(self, text):
         """A normalised date as a number that orders like the date."""

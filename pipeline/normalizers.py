@@ -44,6 +44,21 @@ def person_name(text: str, **_) -> str | None:
     return "".join(p.capitalize() if p.islower() or p.isupper() and len(p) > 1 else p for p in parts)
 
 
+def full_name(text: str, **_) -> tuple[str | None, str | None] | None:
+    """'Jake Miller' -> (Jake, Miller); 'Mr. Davis' -> (None, Davis): a title goes with a family name;
+    'Sarah' -> (Sarah, None). None when the words are no name."""
+    titled = re.match(_TITLES, text.strip(), flags=re.IGNORECASE) is not None
+    name = person_name(text)
+    if name is None:
+        return None
+    parts = name.split(" ")
+    if len(parts) > 3:
+        return None
+    if len(parts) == 1:
+        return (None, parts[0]) if titled else (parts[0], None)
+    return parts[0], parts[-1]
+
+
 def email(text: str, **_) -> str | None:
     found = _EMAIL.findall(text)
     return found[0].lower() if len(found) == 1 else None
@@ -88,10 +103,34 @@ def choice(text: str, values: list[str], synonyms: dict[str, list[str]] | None =
         inside = [p for p in phrases if " " not in p and len(p) >= 6 and
                   any(difflib.SequenceMatcher(None, t, p).ratio() >= 0.88 for t in tokens)]
     if not inside:
+        # Every content word of a multi-word phrase, in any order ("connect QuickBooks to my bank" ->
+        # "connect to bank"); the phrase with the most content words wins.
+        stems = {_stem(t) for t in words.split()}
+        inside = [p for p in phrases if len(_content(p)) >= 2 and {_stem(w) for w in _content(p)} <= stems]
+        if inside:
+            most = max(len(_content(p)) for p in inside)
+            winners = {phrases[p] for p in inside if len(_content(p)) == most}
+            return winners.pop() if len(winners) == 1 else None
+    if not inside:
         return None
     best = max(len(p) for p in inside)
     winners = {phrases[p] for p in inside if len(p) == best}
     return winners.pop() if len(winners) == 1 else None
+
+
+_STOPWORDS = set("a an the to of for in on at with and or my me i how do does can you your our we it is".split())
+
+
+def _content(phrase: str) -> list[str]:
+    return [w for w in phrase.split() if w not in _STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    """Crude suffix folding, enough to meet 'deleted' with 'delete' and 'charges' with 'charge'."""
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
 
 
 NORMALIZERS: dict[str, Callable[..., str | None]] = {

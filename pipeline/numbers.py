@@ -43,6 +43,8 @@ def parse_number_words(text: str) -> Decimal | None:
         else:
             return None
         seen = True
+    if tokens[-1] in {"a", "an"} or (len(tokens) == 1 and tokens[0] in {"a", "an"}):
+        return None  # "a" alone is an article, not a number ("a charge"); "a grand" is one
     return total + current if seen else None
 
 

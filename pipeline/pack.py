@@ -55,6 +55,7 @@ class ArgumentType(BaseModel):
 class IrExtra(BaseModel):
     description: str
     gives: list[str]
+    normalizer: str = Field(description="how its words are read: 'period' or 'full_name'")
     examples: list[str] = []
 
 
@@ -109,6 +110,9 @@ class Pack(BaseModel):
             lines += [f"api_arg({api}, {i}, {arg})." for i, arg in enumerate(spec.arguments, 1)]
         for arg, spec in self.spec.arguments.items():
             lines += [f"accepts_output({arg}, {kind})." for kind in spec.accepts_output]
+        for extra, spec in self.spec.ir_extra.items():
+            lines.append(f"ir_extra({extra}).")
+            lines += [f"ir_extra_gives({extra}, {arg})." for arg in spec.gives]
         return "\n".join(lines) + "\n"
 
 

@@ -6,10 +6,11 @@ normalises and the planner orchestrates. Every output still goes through the IR 
 
 from __future__ import annotations
 
+from datetime import date
 import time
 from dataclasses import dataclass, field
 
-from pipeline.grammar import ir_grammar
+from pipeline.grammar import NONE_LINE, ir_grammar
 from pipeline.ir_check import check_ir
 from pipeline.pack import Pack
 from pipeline.prompt import render_system_prompt, render_user_message
@@ -24,20 +25,43 @@ class Translation:
     raw: str
     ir: str
     attempts: int = 1
+    shortlist: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
 
 
-def translate(query: str, pack: Pack, backend, constrain: bool = True, shortlist: list[str] | None = None,
+def translate(query: str, pack: Pack, backend, today: str, constrain: bool = True, goal_choice: str = "retrieve",
               max_new_tokens: int = MAX_NEW_TOKENS) -> Translation:
-    """Ask the backend for IR. Constrained: the grammar makes every output valid IR. Unconstrained, or on a
-    server that ignores grammars: the IR check judges it, and one retry is given the checker's error."""
+    """Ask the backend for IR.
+
+    goal_choice `retrieve`: the goal retriever picks the goals (none: out of the domain, no LLM call) and
+    the LLM only fills their arguments; `llm`: the LLM names the goals itself among all of the pack's.
+    Constrained, the grammar makes every output valid IR. Unconstrained, or on a server that ignores
+    grammars, the IR check judges the output, and one retry is given the checker's error."""
     system = render_system_prompt(pack)
     user = render_user_message(query)
-    grammar = None
     stats: dict = {}
+    shortlist: list[dict] = []
+    goals, fixed, sources = None, False, None
+    if goal_choice == "retrieve":
+        from pipeline.retrieve import get_retriever
+
+        t0 = time.perf_counter()
+        chosen = get_retriever(pack).by_clause(query)
+        stats["retrieve_s"] = time.perf_counter() - t0
+        shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source} for c in chosen]
+        goals, fixed, sources = [c.goal for c in chosen], True, [c.source for c in chosen]
+        if not goals:
+            ir = NONE_LINE + "\n"
+            return Translation(prompt=system + "\n" + user, raw=ir, ir=ir, attempts=0, shortlist=shortlist,
+                               stats={**stats, "first_output_valid": True, "new_tokens": 0, "llm_s": 0.0})
+        if not constrain:  # without a grammar, the goals can only be suggested
+            user = f"{user}\n% goals: {', '.join(goals)}\n"
+    elif goal_choice != "llm":
+        raise ValueError(f"goal_choice must be 'retrieve' or 'llm', not {goal_choice!r}")
+    grammar = None
     if constrain:
         t0 = time.perf_counter()
-        grammar = ir_grammar(pack, query, shortlist)
+        grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources)
         stats["grammar_build_s"] = time.perf_counter() - t0
     completion = backend.complete(system, user, grammar, max_new_tokens)
     stats.update(completion.stats, prompt_tokens=completion.prompt_tokens, new_tokens=completion.new_tokens,
@@ -58,8 +82,9 @@ def translate(query: str, pack: Pack, backend, constrain: bool = True, shortlist
             stats["new_tokens"] += retry.new_tokens
             raw = raw + "% --- rejected; retry:\n" + retry.text.strip() + "\n"
             return Translation(prompt=system + "\n" + retry_user, raw=raw, ir=retry.text.strip() + "\n",
-                               attempts=attempts, stats=stats)
-    return Translation(prompt=system + "\n" + user, raw=raw, ir=raw, attempts=attempts, stats=stats)
+                               attempts=attempts, shortlist=shortlist, stats=stats)
+    return Translation(prompt=system + "\n" + user, raw=raw, ir=raw, attempts=attempts, shortlist=shortlist,
+                       stats=stats)
 
 
 def _valid(ir: str, pack: Pack) -> bool:

@@ -18,6 +18,7 @@ from pipeline.pack import Pack, PackError, load_pack
 from pipeline.plan import GET_INFO
 from pipeline.records import CheckedIR, StageError
 
+IR_EXTRA_NORMALIZERS = ("period", "full_name")
 # What the stages read from a model: the rules must derive these.
 REQUIRED_HEADS = {("goal", 2), ("arg", 3), ("missing", 2), ("error", 1)}
 
@@ -81,6 +82,9 @@ def _check_spec(pack: Pack) -> list[Problem]:
         for argument in extra.gives:
             if argument not in spec.arguments:
                 report(f"ir_extra.{extra_name}", f"IR predicate _{extra_name} gives unknown argument {argument!r}")
+        if extra.normalizer not in IR_EXTRA_NORMALIZERS:
+            report(f"ir_extra.{extra_name}.normalizer", f"IR predicate _{extra_name}: unknown normalizer "
+                                                        f"{extra.normalizer!r} (known: {', '.join(IR_EXTRA_NORMALIZERS)})")
         if extra_name in spec.arguments:
             report(f"ir_extra.{extra_name}", f"IR predicate _{extra_name} is also an argument")
     return out
@@ -152,7 +156,8 @@ def _check_rules(pack: Pack) -> list[Problem]:
     if out:
         return out
     ir_predicates = pack.ir_predicates()
-    facts_predicates = {("goal_api", 2), ("api_arg", 3), ("produces", 2), ("accepts_output", 2), ("today", 1)}
+    facts_predicates = {("goal_api", 2), ("api_arg", 3), ("produces", 2), ("accepts_output", 2), ("today", 1),
+                        ("ir_extra", 1), ("ir_extra_gives", 2)}
     defined = set(visitor.heads) | facts_predicates | {(p, a) for p, a in ir_predicates.items()}
     for key, (file, line) in visitor.uses.items():
         name, arity = key
