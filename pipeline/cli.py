@@ -36,7 +36,12 @@ def _read_ir(source: str) -> str:
 def show_run(run: Run, out: Console = console) -> None:
     """Every artifact of a run, in stage order, then the timings and the outcome."""
     out.rule(f"[bold]{escape(run.query or '(no query)')}[/]  domain={escape(run.domain)} today={escape(run.today)}")
-    if run.ir is not None:
+    if run.shortlist:
+        out.print(Panel(escape("\n".join(f"{g['goal']}  {g['score']:.3f}  <- {g.get('source', '')!r}"
+                                         for g in run.shortlist)), title="retrieved goals", title_align="left"))
+    if run.llm_output is not None:
+        out.print(Panel(escape(run.llm_output.strip() or "(empty)"), title=f"LLM output ({run.translator})",
+                        title_align="left"))
         out.print(Panel(Syntax(run.ir.strip() or "% (empty)", "prolog"), title="IR", title_align="left"))
     if run.materialized is not None:
         m = run.materialized
@@ -65,20 +70,30 @@ def show_run(run: Run, out: Console = console) -> None:
 def plan(query: str = typer.Argument(..., help="the request, in plain language"),
          domain: str = typer.Option("quickbooks", help="domain pack"),
          today: Optional[str] = typer.Option(None, help="date to resolve relative dates against (YYYY-MM-DD)"),
-         ir: Optional[str] = typer.Option(None, help="IR file, or - for standard input"),
+         ir: Optional[str] = typer.Option(None, help="IR file, or - for standard input: skips translation"),
+         translator: Optional[str] = typer.Option(None, help="hf (local model) or openai (a server); "
+                                                              "default from NESYPLAN_TRANSLATOR, else hf"),
+         constrain: bool = typer.Option(True, "--constrain/--no-constrain", help="grammar-constrained decoding"),
+         goal_choice: str = typer.Option("retrieve", help="retrieve: goals by retrieval; llm: the LLM names them"),
          json_out: bool = typer.Option(False, "--json", help="print the Run record as JSON")) -> None:
     """Plan one request. Exit code 0: a plan; 1: no plan (the reason is in the output)."""
     from pipeline.run import run_pipeline
 
-    if ir is None:
-        raise typer.BadParameter("the translator arrives with the LLM stage; until then give --ir FILE|-",
-                                 param_hint="--ir")
-    run = run_pipeline(query, domain, today, _read_ir(ir))
+    ir_text = _read_ir(ir) if ir is not None else None
+    with err_console.status("translating (the first request loads the model)...", spinner="dots") \
+            if ir_text is None and not json_out else _nothing():
+        run = run_pipeline(query, domain, today, ir_text, translator, constrain, goal_choice)
     if json_out:
         print(run.model_dump_json(indent=2))
     else:
         show_run(run)
     raise typer.Exit(0 if run.status == "succeeded" else 1)
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 @app.command()
@@ -105,33 +120,56 @@ def domains() -> None:
             console.print(f"{name}: [red]cannot load: {exc}[/]")
 
 
+TRANSLATORS = ("oracle", "hf", "openai", "baseline-hf", "baseline-openai")
+
+
 @app.command("eval")
 def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, help="gold records (.jsonl)"),
                  domain: str = typer.Option("quickbooks", help="domain pack"),
-                 translator: str = typer.Option("oracle", help="oracle: gold -> IR (the symbolic half alone)"),
+                 translator: str = typer.Option("oracle", help="oracle (gold -> IR: the symbolic half alone), "
+                                                               "hf, openai, baseline-hf, baseline-openai"),
+                 constrain: bool = typer.Option(True, "--constrain/--no-constrain"),
+                 goal_choice: str = typer.Option("retrieve", help="retrieve or llm"),
                  limit: Optional[int] = typer.Option(None, help="only the first N records"),
                  json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Score plans against gold records as the benchmark SPEC defines success."""
     from pipeline.evaluate import evaluate, load_dataset, markdown_report, oracle_ir, summarize
-    from pipeline.run import run_pipeline
+    from pipeline.run import backend_for, run_pipeline
 
-    if translator != "oracle":
-        raise typer.BadParameter(f"unknown translator {translator!r} (available: oracle)",
+    if translator not in TRANSLATORS:
+        raise typer.BadParameter(f"unknown translator {translator!r} (available: {', '.join(TRANSLATORS)})",
                                  param_hint="--translator")
     try:
         pack = load_pack(domain)
         records = load_dataset(dataset)[:limit]
     except (PackError, ValueError) as exc:
-        err_console.print(f"[red]{exc}[/]")
+        err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
+    if translator == "oracle":
+        def execute(r, ir):
+            return run_pipeline(r.get("query", ""), domain, r.get("today"), ir)
+    elif translator.startswith("baseline-"):
+        from pipeline.baseline import run_baseline
+
+        backend = backend_for(translator.removeprefix("baseline-"))
+
+        def execute(r, _ir):
+            return run_baseline(r.get("query", ""), r.get("today"), pack, backend)
+    else:
+        with err_console.status(f"loading the {translator} backend...", spinner="dots"):
+            backend_for(translator)
+
+        def execute(r, _ir):
+            return run_pipeline(r.get("query", ""), domain, r.get("today"), None, translator, constrain, goal_choice)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=err_console, transient=True) as progress:
         task = progress.add_task(f"eval {translator}", total=len(records))
-        results = evaluate(records, lambda r: oracle_ir(r, pack),
-                           lambda r, ir: run_pipeline(r.get("query", ""), domain, r.get("today"), ir),
-                           progress=lambda: progress.advance(task))
+        results = evaluate(records, (lambda r: oracle_ir(r, pack)) if translator == "oracle" else (lambda r: None),
+                           execute, progress=lambda: progress.advance(task))
     summary = summarize(results)
-    summary.update(domain=domain, translator=translator, dataset=str(dataset))
+    summary.update(domain=domain, translator=translator, dataset=str(dataset),
+                   constrain=constrain if translator in ("hf", "openai") else None,
+                   goal_choice=goal_choice if translator in ("hf", "openai") else None)
     if json_out:
         print(json.dumps(summary, indent=2))
         return
@@ -143,6 +181,19 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
 
 
 # --- the service ------------------------------------------------------------------------------------
+
+@app.command("serve-llm")
+def serve_llm(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8001),
+              model: Optional[str] = typer.Option(None, help="HF model id or path (default: packaged SmolLM2)"),
+              gguf_file: Optional[str] = typer.Option(None, help="GGUF file inside --model")) -> None:
+    """Serve the hf backend as an OpenAI-compatible endpoint (/v1/chat/completions, with `grammar`),
+    so many workers share one loaded model."""
+    import uvicorn
+
+    from workers.llm_server import make_app
+
+    uvicorn.run(make_app(model, gguf_file), host=host, port=port)
+
 
 def _service_errors(function):
     """Redis or the broker being down is a clear message and exit code 2, not a traceback."""
@@ -219,15 +270,12 @@ def submit(query: str = typer.Argument(..., help="the request, in plain language
     from pipeline.run import new_run
     from workers.tasks import enqueue
 
-    if ir is None:
-        raise typer.BadParameter("the translator arrives with the LLM stage; until then give --ir FILE|-",
-                                 param_hint="--ir")
     try:
         load_pack(domain)
     except PackError as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
-    run = new_run(query, domain, today, _read_ir(ir))
+    run = new_run(query, domain, today, _read_ir(ir) if ir is not None else None)
     enqueue(run)
     print(run.id)
     if wait:

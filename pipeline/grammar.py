@@ -18,6 +18,7 @@ from datetime import date
 
 from pipeline import dates
 from pipeline.normalizers import NORMALIZERS, full_name
+from pipeline.numbers import parse_amount
 from pipeline.pack import Pack
 
 MAX_GOALS = 3
@@ -67,6 +68,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in spans}
     readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
     candidates: dict[str, list[str]] = {}
+    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]]) is not None]
+    claimed = readable_periods + amounts  # words of a date or an amount are not free text
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
             candidates[name] = [text[a:b] for a, b in readable_periods]
@@ -89,7 +92,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 # Free text names a thing: not the words of a date or amount, not the words that name the
                 # pack's goals ("invoice"), and no dangling "for" or "the" at either end.
                 if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _EDGE_WORDS or words[-1] in _EDGE_WORDS
-                        or any(w.isdigit() for w in words) or set(words) & _goal_words(pack)):
+                        or any(c[0] < b and a < c[1] for c in claimed) or set(words) & _goal_words(pack)):
                     continue
                 found[text[a:b]] = None
                 found[text[a:b].lower()] = None

@@ -108,6 +108,13 @@ class Run(BaseModel):
     today: str
     status: Literal["queued", "running", "succeeded", "failed"] = "queued"
     failure: Failure | None = None
+    translator: str | None = Field(None, description="hf, openai, or None when the IR was given")
+    constrain: bool = True
+    goal_choice: str = "retrieve"
+    shortlist: list[dict] = Field([], description="retrieved goals with scores and the words they came from")
+    prompt: str | None = None
+    llm_output: str | None = None
+    llm_stats: dict = {}
     ir: str | None = None
     checked_ir: CheckedIR | None = None
     materialized: Materialized | None = None

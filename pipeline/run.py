@@ -19,6 +19,29 @@ from pipeline.records import Failure, Run, StageError
 from pipeline.settings import settings
 
 SYMBOLIC_STAGES = ("check", "materialize", "compile", "plan")
+ALL_STAGES = ("translate", *SYMBOLIC_STAGES)
+
+
+def backend_for(translator: str):
+    """The LLM backend a translator name stands for, configured from the settings."""
+    from pipeline.llm import get_backend
+
+    s = settings()
+    if translator == "hf":
+        return get_backend("hf", model=s.hf_model, gguf_file=s.hf_gguf_file)
+    if translator == "openai":
+        return get_backend("openai", base_url=s.openai_base_url, model=s.openai_model,
+                           api_key=s.openai_api_key, send_grammar=s.openai_grammar)
+    raise StageError("translate", "internal", f"unknown translator {translator!r} (hf, openai)")
+
+
+def _translate(run: Run, pack: Pack) -> None:
+    from pipeline.translate import translate
+
+    translation = translate(run.query, pack, backend_for(run.translator or settings().translator), run.today,
+                            constrain=run.constrain, goal_choice=run.goal_choice)
+    run.prompt, run.llm_output, run.ir = translation.prompt, translation.raw, translation.ir
+    run.shortlist, run.llm_stats = translation.shortlist, {**translation.stats, "attempts": translation.attempts}
 
 
 def _check(run: Run, pack: Pack) -> None:
@@ -42,11 +65,21 @@ def _plan(run: Run, pack: Pack) -> None:
                     settings().planner_alias)
 
 
-_STAGE_FUNCTIONS = {"check": _check, "materialize": _materialize, "compile": _compile, "plan": _plan}
+_STAGE_FUNCTIONS = {"translate": _translate, "check": _check, "materialize": _materialize, "compile": _compile, "plan": _plan}
 
 
-def new_run(query: str, domain: str, today: str | None = None, ir: str | None = None) -> Run:
-    return Run(query=query, domain=domain, today=today or date.today().isoformat(), ir=ir)
+def new_run(query: str, domain: str, today: str | None = None, ir: str | None = None,
+            translator: str | None = None, constrain: bool | None = None, goal_choice: str | None = None) -> Run:
+    """A run to do. Without IR, it starts by translating (default translator from the settings)."""
+    s = settings()
+    return Run(query=query, domain=domain, today=today or date.today().isoformat(), ir=ir,
+               translator=None if ir is not None else (translator or s.translator),
+               constrain=s.constrain if constrain is None else constrain,
+               goal_choice=goal_choice or s.goal_choice)
+
+
+def stages_of(run: Run) -> tuple[str, ...]:
+    return ALL_STAGES if run.translator else SYMBOLIC_STAGES
 
 
 def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
@@ -77,16 +110,18 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
     return run
 
 
-def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | None = None) -> Run:
+def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | None = None,
+                 translator: str | None = None, constrain: bool | None = None,
+                 goal_choice: str | None = None) -> Run:
     """The embedded path: every stage in this process."""
-    run = new_run(query, domain, today, ir)
+    run = new_run(query, domain, today, ir, translator, constrain, goal_choice)
     try:
         pack = load_pack(domain)
     except PackError as exc:
         kind = "unknown_domain" if "unknown domain" in str(exc) else "internal"
         run.status, run.failure = "failed", Failure(stage="check", kind=kind, message=str(exc))
         return run
-    for stage in SYMBOLIC_STAGES:
+    for stage in stages_of(run):
         run_stage(run, stage, pack)
         if run.status == "failed":
             break

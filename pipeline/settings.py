@@ -14,6 +14,16 @@ class Settings(BaseSettings):
     planner_timeout_s: float = 20.0
     planner_alias: str = "lama-first"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # Translation: `hf` (in process; CUDA when present) or `openai` (any OpenAI-compatible server).
+    translator: str = "hf"
+    hf_model: str | None = None             # a model id or local path; default: the packaged SmolLM2 GGUF
+    hf_gguf_file: str | None = None         # with hf_model: the GGUF file inside it
+    openai_base_url: str = "http://127.0.0.1:8001/v1"
+    openai_model: str = "nesyplan"
+    openai_api_key: str = "none"
+    openai_grammar: bool = True             # the server reads a `grammar` field (llama.cpp, serve-llm)
+    goal_choice: str = "retrieve"           # `retrieve`: retrieval picks goals; `llm`: the LLM does
+    constrain: bool = True                  # grammar-constrained decoding
     run_ttl_s: int = 7 * 24 * 3600          # how long the store keeps a Run record
     # A message taken by a worker that dies is given to another after this long: keep it above the
     # longest stage's hard time limit, or a slow stage would run twice.

@@ -27,6 +27,9 @@ class PlanRequest(BaseModel):
     ir: str | None = Field(None, max_length=MAX_IR_CHARS, description="IR facts: skips translation")
 
 
+TRANSLATORS = ("hf", "openai")
+
+
 class Submitted(BaseModel):
     id: str
     status: Literal["queued"] = "queued"
@@ -34,6 +37,8 @@ class Submitted(BaseModel):
 
 # The raw artifacts, by the names users ask for.
 ARTIFACTS = {
+    "prompt.txt": lambda run: run.prompt,
+    "llm.txt": lambda run: run.llm_output,
     "ir.lp": lambda run: run.ir,
     "checked_ir.lp": lambda run: run.checked_ir.text if run.checked_ir else None,
     "materialized.lp": lambda run: run.materialized.atoms if run.materialized else None,
@@ -63,10 +68,11 @@ def submit_plan(body: PlanRequest) -> Submitted:
         load_pack(body.domain)
     except PackError as exc:
         raise HTTPException(status_code=404 if "unknown domain" in str(exc) else 400, detail=str(exc))
-    if body.ir is None:
-        raise HTTPException(status_code=400, detail="no translator is available yet: give the request's IR "
-                                                    "in 'ir' (the LLM translation stage is not installed)")
-    run = new_run(body.query, body.domain, body.today.isoformat() if body.today else None, body.ir)
+    if body.translator is not None and body.translator not in TRANSLATORS:
+        raise HTTPException(status_code=400, detail=f"unknown translator {body.translator!r} "
+                                                    f"(available: {', '.join(TRANSLATORS)})")
+    run = new_run(body.query, body.domain, body.today.isoformat() if body.today else None, body.ir,
+                  translator=body.translator)
     enqueue(run)
     return Submitted(id=run.id)
 

@@ -9,7 +9,7 @@ from celery import chain
 from celery.exceptions import SoftTimeLimitExceeded
 
 from pipeline.records import Failure, Run
-from pipeline.run import SYMBOLIC_STAGES, run_stage
+from pipeline.run import ALL_STAGES, run_stage, stages_of
 from pipeline.settings import settings
 from workers.celery_app import app
 from workers.store import RunStore
@@ -47,7 +47,7 @@ def execute_stage(run_id: str, stage: str) -> str:
 
 
 def _make_stage_task(stage: str):
-    limit = settings().stage_time_limit_s
+    limit = settings().stage_time_limit_s * (3 if stage == "translate" else 1)
 
     @app.task(name=f"nesyplan.{stage}", autoretry_for=TRANSIENT, retry_backoff=True, retry_backoff_max=30,
               max_retries=8, soft_time_limit=limit, time_limit=limit + 10)
@@ -57,10 +57,10 @@ def _make_stage_task(stage: str):
     return stage_task
 
 
-STAGE_TASKS = {stage: _make_stage_task(stage) for stage in SYMBOLIC_STAGES}
+STAGE_TASKS = {stage: _make_stage_task(stage) for stage in ALL_STAGES}
 
 
 def enqueue(run: Run) -> None:
-    """Store the run as queued and send its chain of stages."""
+    """Store the run as queued and send its chain of stages (translation on `llm`, the rest `symbolic`)."""
     store().save(run)
-    chain(*(STAGE_TASKS[stage].si(run.id) for stage in SYMBOLIC_STAGES)).apply_async()
+    chain(*(STAGE_TASKS[stage].si(run.id) for stage in stages_of(run))).apply_async()
