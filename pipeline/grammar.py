@@ -68,7 +68,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in spans}
     readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
     candidates: dict[str, list[str]] = {}
-    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]]) is not None]
+    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]], whole=True) is not None]
     claimed = readable_periods + amounts  # words of a date or an amount are not free text
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":

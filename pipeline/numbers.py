@@ -51,8 +51,9 @@ def parse_number_words(text: str) -> Decimal | None:
 _CURRENCY_WORDS = r"\b(?:us dollars?|dollars?|bucks?|usd|dollar)\b"
 
 
-def parse_amount(text: str) -> Decimal | None:
-    """An amount of money; the first number written with a currency mark wins, else the only number."""
+def parse_amount(text: str, whole: bool = False) -> Decimal | None:
+    """An amount of money: the words as one amount ("$4,500", "a grand"), else (unless `whole`) the only
+    number written among other words."""
     cleaned = text.lower().replace("$", " $ ").replace("’", "'")
     cleaned = re.sub(r"\b(?:of|about|around|roughly|approximately|exactly|for|an amount|amount|total|"
                      r"the|only|just)\b", " ", cleaned)
@@ -63,7 +64,7 @@ def parse_amount(text: str) -> Decimal | None:
     cleaned = re.sub(r"\s+", " ", cleaned).strip(" .")
     # "2k" and "4.5 k" stay together; separate numbers ("3 invoices of 200") are ambiguous.
     value = parse_number_words(cleaned)
-    if value is not None:
+    if value is not None or whole:
         return value
     numbers = re.findall(r"\d[\d,]*(?:\.\d+)?\s*(?:k|m)?\b", cleaned)
     if len(numbers) == 1:
