@@ -17,8 +17,8 @@ import re
 from datetime import date
 
 from pipeline import dates
-from pipeline.normalizers import NORMALIZERS, full_name
-from pipeline.numbers import parse_amount
+from pipeline.normalizers import NORMALIZERS, choice_spans, full_name
+from pipeline.numbers import format_amount, parse_amount
 from pipeline.pack import Pack
 
 MAX_GOALS = 3
@@ -61,14 +61,24 @@ def _maximal(readable: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [a for a in readable if not any(b != a and b[0] <= a[0] and a[1] <= b[1] for b in readable)]
 
 
+def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:
+    """The words that make each reading: no span that reads the same with fewer words ("ring", not "give
+    me a ring"), and none inside a span that reads otherwise ("call" inside "video call")."""
+    inside = lambda a, b: a != b and b[0] <= a[0] and a[1] <= b[1]  # noqa: E731
+    minimal = [a for a in readable if not any(inside(b, a) and values[b] == values[a] for b in readable)]
+    return [a for a in minimal if not any(inside(a, b) and values[b] != values[a] for b in minimal)]
+
+
 def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
     normaliser reads, and what it reads it as. Free text (an invoice's detail) may be any short span."""
     spans = request_spans(text)
+    tokens = list(_TOKEN.finditer(text))
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in spans}
     readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
     candidates: dict[str, list[str]] = {}
-    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]], whole=True) is not None]
+    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
+               and not {_TOKEN.findall(text[sp[0]:sp[1]])[i].lower() for i in (0, -1)} & _EDGE_WORDS]
     claimed = readable_periods + amounts  # words of a date or an amount are not free text
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
@@ -96,15 +106,25 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                     continue
                 found[text[a:b]] = None
                 found[text[a:b].lower()] = None
+        elif spec.normalizer == "amount":
+            # Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates.
+            for a, b in _maximal([sp for sp in amounts
+                                  if not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods)]):
+                found[text[a:b]] = None
+                found[format_amount(parse_amount(text[a:b], whole=True))] = None
+        elif spec.normalizer == "choice":
+            # The words that name a value ("ring" -> phone, "video call" -> video), not a sentence around them.
+            for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
+                found[text[tokens[first].start():tokens[last].end()]] = None
+                found[value] = None
         else:
             normalize = NORMALIZERS[spec.normalizer]
             values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
                       for sp in spans}
             readable = [sp for sp in spans if values[sp] is not None]
-            if spec.normalizer == "amount":  # the numbers of a date are not amounts ("Sept 28", "2/14")
-                readable = [sp for sp in readable
-                            if not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods)]
-            for sp in (readable if spec.normalizer == "person_name" else _maximal(readable)):
+            if spec.normalizer != "person_name":
+                readable = _smallest(readable, values)
+            for sp in readable:
                 found[text[sp[0]:sp[1]]] = None
                 found[values[sp]] = None
         candidates[name] = list(found)

@@ -118,6 +118,43 @@ def choice(text: str, values: list[str], synonyms: dict[str, list[str]] | None =
     return winners.pop() if len(winners) == 1 else None
 
 
+def choice_spans(tokens: list[str], values: list[str], synonyms: dict[str, list[str]] | None = None,
+                 ) -> list[tuple[int, int, str]]:
+    """Where a closed value is named among the words: (first token, last token, value) for each phrase
+    of a value or synonym written out (longest first, no overlaps), each misspelt single word, and each
+    multi-word phrase whose content words all stand within a few words of each other."""
+    phrases: dict[tuple[str, ...], str] = {}
+    for value in values:
+        phrases.setdefault(tuple(_words(value).split()), value)
+    for value, others in (synonyms or {}).items():
+        for other in others:
+            phrases.setdefault(tuple(_words(other).split()), value)
+    folded = [_words(t) for t in tokens]
+    found: list[tuple[int, int, str]] = []
+    taken: set[int] = set()
+    for phrase in sorted(phrases, key=len, reverse=True):
+        for i in range(len(folded) - len(phrase) + 1):
+            span = range(i, i + len(phrase))
+            if tuple(folded[i:i + len(phrase)]) == phrase and not taken & set(span):
+                found.append((i, i + len(phrase) - 1, phrases[phrase]))
+                taken |= set(span)
+    for i, word in enumerate(folded):
+        if i in taken or len(word) < 6:
+            continue
+        close = [p for p in phrases if len(p) == 1 and difflib.SequenceMatcher(None, word, p[0]).ratio() >= 0.88]
+        if len({phrases[p] for p in close}) == 1:
+            found.append((i, i, phrases[close[0]]))
+    stems = [_stem(w) for w in folded]
+    for phrase, value in phrases.items():
+        content = [_stem(w) for w in phrase if w not in _STOPWORDS]
+        if len(content) < 2 or any(v == value for *_, v in found):
+            continue
+        where = [stems.index(w) for w in content if w in stems]
+        if len(where) == len(content) and max(where) - min(where) < 8:
+            found.append((min(where), max(where), value))
+    return sorted(found)
+
+
 _STOPWORDS = set("a an the to of for in on at with and or my me i how do does can you your our we it is".split())
 
 

@@ -21,6 +21,8 @@ def parse_number_words(text: str) -> Decimal | None:
     if not tokens:
         return None
     total, current, seen = Decimal(0), Decimal(0), False
+    if tokens[0] in {"a", "an"} and len(tokens) > 1 and re.match(r"[\d.]", tokens[1]):
+        tokens = tokens[1:]  # "a $62.40 charge": an article before a number
     for token in tokens:
         if token in {"a", "an", "one"} and not seen:
             current, seen = Decimal(1), True

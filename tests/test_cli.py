@@ -41,11 +41,6 @@ def test_plan_with_hostile_ir_fails_clearly():
     assert run["failure"]["kind"] == "ir_rejected" and "#script" in run["failure"]["message"]
 
 
-def test_plan_needs_ir_until_the_translator_exists():
-    result = runner.invoke(app, ["plan", "x"])
-    assert result.exit_code == 2 and "--ir" in result.output
-
-
 def test_plan_on_an_unknown_domain():
     result = runner.invoke(app, ["plan", "x", "--domain", "nope", "--ir", "-", "--json"], input="")
     assert result.exit_code == 1
