@@ -177,7 +177,7 @@ def test_a_worker_killed_mid_chain_loses_and_duplicates_nothing(service):
     (b'{"query": "x", "today": "yesterday", "ir": ""}', 422),           # not a date
     (b'{"query": "x", "domain": "weather", "ir": ""}', 404),            # unknown domain
     (b'{"query": "x", "domain": "../../etc", "ir": ""}', 404),          # not even a name
-    (b'{"query": "x"}', 400),                                           # no IR and no translator yet
+    (b'{"query": "x", "translator": "magic"}', 400),                  # no such translator
     (b'[1, 2, 3]', 422),
 ])
 def test_bad_input_gets_4xx_with_a_message(service, body, status):
