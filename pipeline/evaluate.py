@@ -127,6 +127,7 @@ class RecordResult(BaseModel):
     reason: str = ""
     categories: list[str]
     timings_ms: dict[str, float]
+    llm_stats: dict = {}
 
 
 def categories_of(record: dict) -> list[str]:
@@ -152,7 +153,8 @@ def evaluate(records: list[dict], translate: Callable[[dict], str],
         run = execute(record, translate(record))
         success, reason = score(record, run)
         results.append(RecordResult(id=record.get("id", ""), success=success, reason=reason,
-                                    categories=categories_of(record), timings_ms=run.timings_ms))
+                                    categories=categories_of(record), timings_ms=run.timings_ms,
+                                    llm_stats=run.llm_stats))
         if progress:
             progress()
     return results
@@ -180,10 +182,25 @@ def summarize(results: list[RecordResult]) -> dict:
         values = [sum(r.timings_ms.values()) if stage == "total" else r.timings_ms[stage]
                   for r in results if stage == "total" or stage in r.timings_ms]
         latency[stage] = {"p50": round(_percentile(values, 50), 2), "p90": round(_percentile(values, 90), 2)}
+    translated = [r.llm_stats for r in results if "first_output_valid" in r.llm_stats]
+    generated = [s for s in translated if s.get("new_tokens")]
     return {
         "total": total,
         "success": success,
         "rate": round(success / total, 4) if total else 0.0,
+        # share of requests whose raw LLM output (first attempt) was valid IR / a parsable answer
+        "ir_parse_rate": round(sum(bool(s["first_output_valid"]) for s in translated) / len(translated), 4)
+        if translated else None,
+        "llm": {
+            "requests_generating": len(generated),
+            "new_tokens_p50": _percentile([s["new_tokens"] for s in generated], 50),
+            "ms_per_new_token_p50": round(_percentile(
+                [1000 * s.get("generate_s", s.get("llm_s", 0)) / s["new_tokens"] for s in generated], 50), 2),
+            "grammar_build_ms_p50": round(1000 * _percentile([s["grammar_build_s"] for s in generated
+                                                              if "grammar_build_s" in s], 50), 2),
+            "grammar_compile_ms_p50": round(1000 * _percentile([s["grammar_compile_s"] for s in generated
+                                                                if "grammar_compile_s" in s], 50), 2),
+        } if generated else None,
         "categories": {name: {"n": n, "success": s, "rate": round(s / n, 4)}
                        for name, (n, s) in sorted(rows.items(), key=lambda kv: _row_order(kv[0]))},
         "latency_ms": latency,
@@ -199,6 +216,8 @@ def _row_order(name: str) -> tuple:
 def markdown_report(summary: dict) -> str:
     lines = ["| category | n | success | rate |", "|---|---:|---:|---:|",
              f"| **overall** | {summary['total']} | {summary['success']} | {summary['rate']:.1%} |"]
+    if summary.get("ir_parse_rate") is not None:
+        lines.append(f"| raw LLM output valid (ir_parse_rate) | | | {summary['ir_parse_rate']:.1%} |")
     for name, row in summary["categories"].items():
         lines.append(f"| {name} | {row['n']} | {row['success']} | {row['rate']:.1%} |")
     lines += ["", "| stage | p50 ms | p90 ms |", "|---|---:|---:|"]

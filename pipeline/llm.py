@@ -11,7 +11,6 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -170,10 +169,3 @@ def get_backend(kind: str, **options):
             else:
                 raise ValueError(f"unknown LLM backend {kind!r} (hf, openai)")
         return _backends[key]
-
-
-@lru_cache(maxsize=1)
-def cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
