@@ -1,10 +1,12 @@
-"""`make demo`: plan the example requests shipped with each pack, through `nesyplan plan`."""
+"""`make demo`: plan the example requests shipped with each pack from their plain-language text, with the
+packaged local model (no server), showing every artifact."""
 
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
+
+from rich.console import Console
 
 from pipeline.pack import load_pack, pack_names
 
@@ -22,10 +24,15 @@ def examples(domain: str) -> list[tuple[str, str, str]]:
 
 
 def main() -> int:
+    from pipeline.cli import show_run
+    from pipeline.run import backend_for, run_pipeline
+
+    console = Console()
+    with console.status("loading the packaged model (SmolLM2-135M, CPU unless CUDA is present)..."):
+        backend_for("hf")
     for domain in pack_names():
-        for query, today, ir_file in examples(domain):
-            subprocess.run([sys.executable, "-m", "pipeline.cli", "plan", query, "--domain", domain,
-                            "--today", today, "--ir", ir_file], check=False)
+        for query, today, _ir_file in examples(domain):
+            show_run(run_pipeline(query, domain, today, translator="hf"), console)
     return 0
 
 

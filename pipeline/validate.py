@@ -39,8 +39,8 @@ def validate_pack(name: str) -> list[Problem]:
     except PackError as exc:
         return [Problem(file=f, line=line, message=m) for f, line, m in exc.problems]
     problems = _check_spec(pack) + _check_rules(pack) + _check_domain(pack)
-    if not problems:
-        problems += _check_examples(pack) + _check_runs(pack)
+    if not problems:  # these need a consistent pack to run at all
+        problems += _check_prompt(pack) + _check_examples(pack) + _check_runs(pack)
     return problems
 
 
@@ -225,6 +225,24 @@ def _check_domain(pack: Pack) -> list[Problem]:
             out.append(Problem(file=file, line=line_of(r"\(:constants"),
                                message=f"argument type {argument} is not a constant of the domain"))
     return out
+
+
+def _check_prompt(pack: Pack) -> list[Problem]:
+    """The translation prompt template exists and renders with every variable it uses defined."""
+    import jinja2
+
+    from pipeline.prompt import render_system_prompt, template_path
+
+    path = template_path(pack)
+    if not path.is_file():
+        return [Problem(file=str(path), message="the pack has no translation prompt template")]
+    try:
+        render_system_prompt(pack)
+    except jinja2.TemplateSyntaxError as exc:
+        return [Problem(file=str(path), line=exc.lineno, message=f"template syntax: {exc.message}")]
+    except jinja2.UndefinedError as exc:
+        return [Problem(file=str(path), message=f"template variable missing: {exc.message}")]
+    return []
 
 
 def _check_examples(pack: Pack) -> list[Problem]:

@@ -98,3 +98,17 @@ def test_cli_validate_reports_and_fails(pack_copy):
 def test_cli_validate_unknown_domain():
     result = CliRunner().invoke(app, ["validate", "no_such_pack"])
     assert result.exit_code == 1 and "unknown domain 'no_such_pack'" in result.output
+
+
+def test_a_template_variable_missing(pack_copy):
+    template = pack_copy / "domains/quickbooks/prompts/translate.j2"
+    template.write_text(template.read_text() + "\n{{ tone_of_voice }}\n")
+    assert any("template variable missing: 'tone_of_voice'" in p for p in problems())
+
+
+def test_a_template_syntax_error_points_at_its_line(pack_copy):
+    template = pack_copy / "domains/quickbooks/prompts/translate.j2"
+    lines = template.read_text().splitlines()
+    lines[2] += " {% for x in %}"
+    template.write_text("\n".join(lines))
+    assert any(p.startswith(f"{template}:3: template syntax") for p in problems())
