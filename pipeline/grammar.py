@@ -17,7 +17,7 @@ import re
 from datetime import date
 
 from pipeline import dates
-from pipeline.normalizers import NORMALIZERS, choice_spans, full_name
+from pipeline.normalizers import NORMALIZERS, _stem, choice_spans, full_name
 from pipeline.numbers import format_amount, parse_amount
 from pipeline.pack import Pack
 
@@ -97,13 +97,17 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 found[text[sp[0]:sp[1]]] = None
                 found[dates.format_date(p.end if name == "end_date" else p.start)] = None
         elif spec.normalizer == "lowercase_text":
+            # Free text names a thing: whole phrases ("logo design", not "design") without the words of a
+            # date or an amount, of the pack's goals ("invoice") or of the request itself ("make", "for").
+            phrases = []
             for a, b in spans:
                 words = [w.lower() for w in _TOKEN.findall(text[a:b])]
-                # Free text names a thing: not the words of a date or amount, not the words that name the
-                # pack's goals ("invoice"), and no dangling "for" or "the" at either end.
                 if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _EDGE_WORDS or words[-1] in _EDGE_WORDS
-                        or any(c[0] < b and a < c[1] for c in claimed) or set(words) & _goal_words(pack)):
+                        or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
+                        or any(c[0] < b and a < c[1] for c in claimed)):
                     continue
+                phrases.append((a, b))
+            for a, b in _maximal(phrases):
                 found[text[a:b]] = None
                 found[text[a:b].lower()] = None
         elif spec.normalizer == "amount":
@@ -132,6 +136,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
 
 
 _EDGE_WORDS = set("a an the for of to and or with about from in on at my our your me i please pls".split())
+# Words of the request itself, not of the thing it names: never part of free text.
+_REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
+    "make create send bill new need want like can could would do set up generate prepare get give show tell "
+    "how run pull look find check open".split())
 
 
 def _goal_words(pack: Pack) -> set[str]:
@@ -142,6 +150,29 @@ def _goal_words(pack: Pack) -> set[str]:
 # value in the goal's own words is written (the LLM picks which one), never left out. Names and free text
 # are written only if the LLM chooses to.
 FORCED_NORMALIZERS = {"date", "amount", "email", "phone", "choice"}
+
+
+def _naming_words(pack: Pack, goal: str) -> set[str]:
+    """The words that name a goal's output ("invoice" for create_invoice, "report" and "expense" for
+    expense_report), folded like the closed-value matcher folds them."""
+    api = pack.spec.apis[pack.spec.goals[goal].api]
+    return {_stem(w) for w in [*goal.split("_"), api.produces]} - {_stem(w) for w in _REQUEST_WORDS}
+
+
+def _without_references(pack: Pack, candidates: dict[str, list[str]], others: list[str]) -> dict[str, list[str]]:
+    """Where another goal of the request produces what an argument accepts, words naming that goal's output
+    ("about the invoice") refer to it: they are not a value ("Invoicing") of the argument."""
+    naming = set().union(*(_naming_words(pack, g) for g in others)) if others else set()
+    result = dict(candidates)
+    for name, spec in pack.spec.arguments.items():
+        if spec.normalizer != "choice" or not any(
+                pack.spec.apis[pack.spec.goals[g].api].produces in spec.accepts_output for g in others):
+            continue
+        spans = [v for v in candidates[name] if v not in spec.values
+                 and not any(_stem(w.lower()) in naming for w in _TOKEN.findall(v))]
+        values = {NORMALIZERS["choice"](v, values=spec.values, synonyms=spec.synonyms) for v in spans}
+        result[name] = spans + [v for v in candidates[name] if v in values]
+    return result
 
 
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
@@ -156,6 +187,10 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     whole = value_candidates(pack, query, today)
     by_position = {i: value_candidates(pack, src, today) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
+    if fixed:
+        for i, goal in enumerate(goals, 1):
+            others = [g for j, g in enumerate(goals, 1) if j != i]
+            by_position[i] = _without_references(pack, by_position.get(i, whole), others)
     count = len(goals) if fixed else min(max_goals, len(goals))
     rules: list[str] = []
     defined: set[str] = set()

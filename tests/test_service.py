@@ -71,9 +71,9 @@ class Service:
         except httpx.TransportError:
             return False
 
-    def start_worker(self, name):
+    def start_worker(self, name, queues="symbolic"):
         log = open(self.logs / f"{name}.log", "w")
-        worker = start(["worker", "--queues", "symbolic", "--concurrency", "1", "--name", f"{name}@test",
+        worker = start(["worker", "--queues", queues, "--concurrency", "1", "--name", f"{name}@test",
                         "--loglevel", "INFO"], self.env, log)
         self.workers.append(worker)
         return worker
@@ -122,6 +122,22 @@ def test_a_request_goes_through_the_chain_and_its_artifacts_are_readable(service
     assert service.http.get(f"/v1/plans/{run_id}/artifacts/secret.txt").status_code == 404
     health = service.http.get("/healthz")
     assert health.status_code == 200 and health.json()["workers"] == ["w1@test"]
+
+
+def test_a_plain_language_request_is_translated_on_the_llm_queue(service):
+    service.start_worker("gpu", queues="llm")
+    service.start_worker("cpu", queues="symbolic")
+    response = service.http.post("/v1/plans", json={"query": "how do I reconcile my bank account",
+                                                    "today": "2024-10-15"})
+    assert response.status_code == 202, response.text
+    run_id = response.json()["id"]
+    assert service.wait_all([run_id], 240), (service.logs / "gpu.log").read_text()[-2000:]
+    run = service.http.get(f"/v1/plans/{run_id}").json()
+    assert list(run["timings_ms"])[:2] == ["translate", "check"] and run["translator"] == "hf"
+    assert run["status"] == "succeeded", run["failure"]
+    assert run["plan"]["calls"][0]["api"] == "help_api"
+    for name in ("prompt.txt", "llm.txt", "ir.lp"):
+        assert service.http.get(f"/v1/plans/{run_id}/artifacts/{name}").status_code == 200
 
 
 def test_a_domain_error_is_a_failed_run_with_its_reason(service):
