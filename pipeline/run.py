@@ -68,6 +68,11 @@ def _plan(run: Run, pack: Pack) -> None:
 _STAGE_FUNCTIONS = {"translate": _translate, "check": _check, "materialize": _materialize, "compile": _compile, "plan": _plan}
 
 
+def _pack_failure(exc: PackError, stage: str) -> Failure:
+    kind = "unknown_domain" if "unknown domain" in str(exc) else "internal"
+    return Failure(stage=stage, kind=kind, message=str(exc))
+
+
 def new_run(query: str, domain: str, today: str | None = None, ir: str | None = None,
             translator: str | None = None, constrain: bool | None = None, goal_choice: str | None = None) -> Run:
     """A run to do. Without IR, it starts by translating (default translator from the settings)."""
@@ -98,8 +103,7 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
     except StageError as exc:
         run.status, run.failure = "failed", exc.to_failure()
     except PackError as exc:
-        kind = "unknown_domain" if "unknown domain" in str(exc) else "internal"
-        run.status, run.failure = "failed", Failure(stage=stage, kind=kind, message=str(exc))
+        run.status, run.failure = "failed", _pack_failure(exc, stage)
     except Exception as exc:  # noqa: BLE001 - a bug must end the run with its reason, not lose it
         run.status = "failed"
         run.failure = Failure(stage=stage, kind="internal", message=f"{type(exc).__name__}: {exc}")
@@ -118,8 +122,7 @@ def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | No
     try:
         pack = load_pack(domain)
     except PackError as exc:
-        kind = "unknown_domain" if "unknown domain" in str(exc) else "internal"
-        run.status, run.failure = "failed", Failure(stage="check", kind=kind, message=str(exc))
+        run.status, run.failure = "failed", _pack_failure(exc, "check")
         return run
     for stage in stages_of(run):
         run_stage(run, stage, pack)

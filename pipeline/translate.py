@@ -69,27 +69,26 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     raw = completion.text.strip() + "\n" if completion.text.strip() else ""
     attempts = 1
     grammar_enforced = constrain and (getattr(backend, "name", "") == "hf" or getattr(backend, "send_grammar", False))
-    stats["first_output_valid"] = _valid(raw, pack)
-    if not grammar_enforced and not stats["first_output_valid"]:
-        try:
-            check_ir(raw, pack)
-        except StageError as exc:
-            retry_user = (f"{user} {raw.strip()}\n\nThat answer was rejected: {exc.message}\n"
-                          f"Answer again with facts only.\n{render_user_message(query)}")
-            retry = backend.complete(system, retry_user, grammar, max_new_tokens)
-            attempts = 2
-            stats["retry_llm_s"] = retry.seconds
-            stats["new_tokens"] += retry.new_tokens
-            raw = raw + "% --- rejected; retry:\n" + retry.text.strip() + "\n"
-            return Translation(prompt=system + "\n" + retry_user, raw=raw, ir=retry.text.strip() + "\n",
-                               attempts=attempts, shortlist=shortlist, stats=stats)
+    rejection = _rejection(raw, pack)
+    stats["first_output_valid"] = rejection is None
+    if not grammar_enforced and rejection is not None:
+        retry_user = (f"{user} {raw.strip()}\n\nThat answer was rejected: {rejection}\n"
+                      f"Answer again with facts only.\n{render_user_message(query)}")
+        retry = backend.complete(system, retry_user, grammar, max_new_tokens)
+        attempts = 2
+        stats["retry_llm_s"] = retry.seconds
+        stats["new_tokens"] += retry.new_tokens
+        raw = raw + "% --- rejected; retry:\n" + retry.text.strip() + "\n"
+        return Translation(prompt=system + "\n" + retry_user, raw=raw, ir=retry.text.strip() + "\n",
+                           attempts=attempts, shortlist=shortlist, stats=stats)
     return Translation(prompt=system + "\n" + user, raw=raw, ir=raw, attempts=attempts, shortlist=shortlist,
                        stats=stats)
 
 
-def _valid(ir: str, pack: Pack) -> bool:
+def _rejection(ir: str, pack: Pack) -> str | None:
+    """Why the IR check rejects this output, or None when it passes."""
     try:
         check_ir(ir, pack)
-        return True
-    except StageError:
-        return False
+        return None
+    except StageError as exc:
+        return exc.message
