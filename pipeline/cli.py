@@ -74,7 +74,8 @@ def plan(query: str = typer.Argument(..., help="the request, in plain language")
          translator: Optional[str] = typer.Option(None, help="hf (local model) or openai (a server); "
                                                               "default from NESYPLAN_TRANSLATOR, else hf"),
          constrain: bool = typer.Option(True, "--constrain/--no-constrain", help="grammar-constrained decoding"),
-         goal_choice: str = typer.Option("retrieve", help="retrieve: goals by retrieval; llm: the LLM names them"),
+         goal_choice: str = typer.Option("retrieve", help="retrieve: goals by retrieval; shortlist: the LLM picks among "
+                                                           "the top NESYPLAN_SHORTLIST_K; llm: among all"),
          json_out: bool = typer.Option(False, "--json", help="print the Run record as JSON")) -> None:
     """Plan one request. Exit code 0: a plan; 1: no plan (the reason is in the output)."""
     from pipeline.run import run_pipeline
@@ -129,7 +130,7 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
                  translator: str = typer.Option("oracle", help="oracle (gold -> IR: the symbolic half alone), "
                                                                "hf, openai, baseline-hf, baseline-openai"),
                  constrain: bool = typer.Option(True, "--constrain/--no-constrain"),
-                 goal_choice: str = typer.Option("retrieve", help="retrieve or llm"),
+                 goal_choice: str = typer.Option("retrieve", help="retrieve, shortlist or llm"),
                  limit: Optional[int] = typer.Option(None, help="only the first N records"),
                  json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Score plans against gold records as the benchmark SPEC defines success."""
@@ -178,6 +179,124 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
         console.print("\nfailed records:", style="bold")
         for failure in summary["failures"]:
             console.print(f"- {failure['id']}: {failure['reason']}", markup=False, highlight=False)
+
+
+@app.command("eval-retrieval")
+def eval_retrieval(dataset: Path = typer.Option(..., exists=True, dir_okay=False, help="gold records (.jsonl)"),
+                   domain: str = typer.Option("quickbooks", help="domain pack"),
+                   method: str = typer.Option("dense", help="dense, sparse or hybrid"),
+                   progressive: bool = typer.Option(False, "--progressive",
+                                                    help="ProTIP progressive retrieval instead of the top k"),
+                   by_clause: bool = typer.Option(False, "--by-clause",
+                                                  help="one goal per clause (what translate uses)"),
+                   k: int = typer.Option(5, min=1, help="shortlist size of single-step retrieval"),
+                   model: Optional[str] = typer.Option(None, help="embedding model folder; 'packaged' for the "
+                                                                  "packaged MiniLM (default: the pack's trained "
+                                                                  "model when there is one)"),
+                   tokens: bool = typer.Option(False, "--prompt-tokens",
+                                               help="also count prompt tokens with and without retrieval "
+                                                    "(packaged model's tokenizer; shortlist of --k goals)"),
+                   json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Recall of goal retrieval: recall_at_1/5/10 (single-goal requests) and goal_set_recall."""
+    from pipeline.evaluate import load_dataset
+    from pipeline.retrieval_eval import evaluate_retrieval
+    from pipeline.retrieve import build_retriever
+
+    if progressive and by_clause:
+        raise typer.BadParameter("choose --progressive or --by-clause, not both")
+    strategy = "progressive" if progressive else "clause" if by_clause else "topk"
+    try:
+        pack = load_pack(domain)
+        records = [r for r in load_dataset(dataset) if r.get("domain", domain) == domain]
+        with err_console.status(f"indexing {domain} ({method})...", spinner="dots"):
+            retriever = build_retriever(pack, method, model)
+    except (PackError, ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=err_console, transient=True) as progress:
+        task = progress.add_task(f"retrieve {method}/{strategy}", total=len(records))
+        figures = evaluate_retrieval(records, retriever, strategy, k, progress=lambda: progress.advance(task))
+    figures.update(domain=domain, dataset=str(dataset), model=model or ("trained" if _trained(pack) else "packaged"))
+    if tokens:
+        from pipeline.llm import packaged_tokenizer
+        from pipeline.retrieval_eval import prompt_tokens
+
+        figures["prompt_tokens"] = prompt_tokens(pack, retriever, records, k, packaged_tokenizer())
+    if json_out:
+        print(json.dumps(figures, indent=2))
+        return
+    for key in ("method", "strategy", "k", "model", "requests", "single_goal_requests", "recall_at_1",
+                "recall_at_5", "recall_at_10", "goal_set_recall", "exact_goal_set", "ood_rejected",
+                "mean_shortlist", "prompt_tokens"):
+        if key in figures:
+            console.print(f"{key:22} {figures[key]}", markup=False, highlight=False)
+
+
+def _trained(pack) -> bool:
+    from pipeline.retrieve import trained_model
+
+    return trained_model(pack) is not None
+
+
+@app.command("train-retriever")
+def train_retriever_command(domain: str = typer.Option(..., help="domain pack"),
+                            train_file: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                                      help="extra labelled requests (.jsonl); "
+                                                                           "never an evaluation set"),
+                            epochs: int = typer.Option(3, min=1),
+                            json_out: bool = typer.Option(False, "--json")) -> None:
+    """Fine-tune the embedding model on the pack's own examples; save it inside the pack; print Recall@k
+    on held-out examples before and after."""
+    from pipeline.train_retriever import train_retriever
+
+    try:
+        pack = load_pack(domain)
+        with err_console.status(f"training the {domain} retriever...", spinner="dots"):
+            report = train_retriever(pack, train_file, epochs=epochs)
+    except (PackError, ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(report.__dict__, indent=2))
+        return
+    console.print(f"trained on {report.pairs} pairs in {report.seconds}s; held out {report.held_out}; "
+                  f"saved to {report.saved_to}", markup=False)
+    for key in report.before:
+        console.print(f"{key:14} before {report.before[key]}  after {report.after[key]}", markup=False)
+
+
+@app.command("make-scale-pack")
+def make_scale_pack_command(requests: Path = typer.Option(Path("domains/catalog500/requests.jsonl"),
+                                                          help="where to write the benchmark requests")) -> None:
+    """Generate the 500-goal scale-benchmark pack (catalog500) and its requests."""
+    from pipeline.pack import packs_root
+    from pipeline.scale_bench import make_scale_pack
+
+    result = make_scale_pack(packs_root(), requests)
+    console.print(f"{result['goals']} goals -> {result['pack']}; requests -> {result['requests']}", markup=False)
+
+
+@app.command("make-flow-packs")
+def make_flow_packs_command(spec: Path = typer.Argument(..., exists=True, dir_okay=False,
+                                                        help="flow spec (YAML: domains: {name: {apis, intents}}) "
+                                                             "or a FlowAgent-style PDL workflow (YAML)"),
+                            intents: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                                   help="intent descriptions and example requests"),
+                            ) -> None:
+    """Generate one pack per flow domain of the spec: the planner then follows every flow and data
+    dependency by construction. A spec with a cycle or an input nothing produces is rejected."""
+    from pipeline.flows import FlowSpecError, load_any_spec, make_flow_pack
+    from pipeline.pack import packs_root
+
+    try:
+        for domain in load_any_spec(spec, intents):
+            paths = make_flow_pack(packs_root(), domain, spec.name)
+            console.print(f"{domain.name}: {len(domain.intents)} intent(s), {len(domain.apis)} API(s) -> "
+                          f"{paths['yaml']}", markup=False)
+    except (FlowSpecError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
 
 
 # --- the service ------------------------------------------------------------------------------------

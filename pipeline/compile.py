@@ -28,14 +28,16 @@ def wants_predicate(api: str) -> str:
     return "wants_" + api.removesuffix("_api")
 
 
-@lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
+@lru_cache(maxsize=2)
+def _template(name: str = "task.pddl.j2") -> jinja2.Template:
     env = jinja2.Environment(loader=jinja2.PackageLoader("pipeline", "templates"),
                              undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
-    return env.get_template("task.pddl.j2")
+    return env.get_template(name)
 
 
 def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
+    if pack.flow_domain is not None:
+        return compile_flow_task(materialized, pack)
     outputs = {g.goal_id: plan_variable(i) for i, g in enumerate(materialized.goals)}
     calls, variables, init, values, slots = {}, [], [], [], {}
     for goal in materialized.goals:
@@ -60,3 +62,27 @@ def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
     text = _template().render(domain=pack.name, calls=list(calls), vars=variables, init=init,
                                 values=values)
     return TaskPDDL(text=text, calls=calls, slots=slots)
+
+
+def compile_flow_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
+    """A flow pack's task: each intent is a call whose flow steps are step objects in a `next` chain,
+    each step holding `todo` facts for its APIs; the goal is every call past its last step."""
+    from pipeline.flows import api_constant
+
+    flow = pack.flow_domain
+    calls, steps, init, goal = {}, [], [], []
+    for index, materialized_goal in enumerate(materialized.goals):
+        var = plan_variable(index)
+        call = f"call_{var}"
+        calls[call] = materialized_goal.goal_id
+        flow_steps = flow.intents[materialized_goal.api]
+        names = [f"{var}_s{i}" for i in range(1, len(flow_steps) + 1)] + [f"{var}_end"]
+        steps += names
+        init.append(f"(current {call} {names[0]})")
+        init += [f"(next {a} {b})" for a, b in zip(names, names[1:])]
+        init += [f"(todo {call} {names[i]} {api_constant(api)})" for i, step in enumerate(flow_steps)
+                 for api in step.apis]
+        goal.append(f"(current {call} {names[-1]})")
+    text = _template("flow_task.pddl.j2").render(domain=pack.name, calls=list(calls), steps=steps, init=init,
+                                                  goal=goal)
+    return TaskPDDL(text=text, calls=calls, slots={})

@@ -176,13 +176,14 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
 
 
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
-               sources: list[str] | None = None, max_goals: int = MAX_GOALS) -> str:
+               sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True) -> str:
     """EBNF of the IRs a translator may write for this request.
 
     `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
     order, and only fills their arguments (goals chosen by retrieval), each from its own words
     (`sources[i]`, default the whole request); otherwise it names one to `max_goals` of them, none twice,
-    or writes the no-goal line."""
+    or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
+    domain)."""
     goals = [g for g in (pack.spec.goals if goals is None else goals) if g in pack.spec.goals]
     whole = value_candidates(pack, query, today)
     by_position = {i: value_candidates(pack, src, today) if src != query else whole
@@ -261,5 +262,5 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             define(name, f"({body})?" if used and options else body)
         return name
 
-    root = f"root ::= {rest(())} | {none}" if goals else f"root ::= {none}"
+    root = (f"root ::= {rest(())}" + (f" | {none}" if allow_none else "")) if goals else f"root ::= {none}"
     return "\n".join([root, *rules]) + "\n"

@@ -33,6 +33,13 @@ def packaged_model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def packaged_tokenizer():
+    """The packaged model's tokenizer alone (to count prompt tokens without loading the model)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(packaged_model_dir()), gguf_file=DEFAULT_GGUF)
+
+
 class HFBackend:
     """A transformers model, loaded once per process. The KV cache of the system message is computed
     once and copied for each request, so a request pays only for its own tokens."""

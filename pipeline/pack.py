@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import yaml
@@ -69,6 +69,7 @@ class PackSpec(BaseModel):
     arguments: dict[str, ArgumentType] = {}
     ir_extra: dict[str, IrExtra] = {}
     errors: dict[str, str] = Field({}, description="error atom name -> what it tells the user")
+    flow: dict | None = Field(None, description="flow packs: the APIs and each goal's (intent's) flow steps")
 
 
 class Pack(BaseModel):
@@ -82,6 +83,15 @@ class Pack(BaseModel):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @cached_property
+    def flow_domain(self):
+        """A flow pack's APIs and flows (pipeline.flows.FlowDomain), or None for a pack of single calls."""
+        if self.spec.flow is None:
+            return None
+        from pipeline.flows import FlowDomain
+
+        return FlowDomain(name=self.spec.name, **self.spec.flow)
 
     def ir_predicates(self) -> dict[str, int]:
         """The only predicates an IR may use, with their arity."""

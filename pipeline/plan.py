@@ -65,7 +65,53 @@ def plan(task: TaskPDDL, materialized: Materialized, pack: Pack, timeout_s: floa
     if result.plan is None or result.status not in (Status.SOLVED_SATISFICING, Status.SOLVED_OPTIMALLY):
         raise StageError("plan", "no_plan", f"no plan reaches every goal ({result.status.name.lower()})")
     actions = [(a.action.name, [str(p) for p in a.actual_parameters]) for a in result.plan.actions]
+    if pack.flow_domain is not None:
+        return _render_flow(actions, task, materialized, pack)
     return _render(actions, task, materialized)
+
+
+def _render_flow(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: Materialized,
+                 pack: Pack) -> Plan:
+    """A flow plan: each API call with the calls whose outputs it takes; a line marks each flow step."""
+    flow = pack.flow_domain
+    api_names = {name.lower(): name for name in flow.apis}
+    goals = {g.goal_id: g for g in materialized.goals}
+    lines: list[str] = []
+    calls: list[PlanCall] = []
+    producer: dict[tuple[str, str], int] = {}  # (call object, item) -> index in `calls`
+    step_index: dict[str, int] = {}
+    for name, params in actions:
+        call_obj, step = params[0], params[-1]
+        intent = goals[task.calls[call_obj]].api
+        if name == "next_step":
+            continue
+        if step_index.get(call_obj) != step:  # the first API of a flow step: say which step
+            step_index[call_obj] = step
+            number = int(step.rsplit("_s", 1)[1])
+            lines.append(f"-- {intent}, flow step {number}: {flow.intents[intent][number - 1].step}")
+        api = api_names[name.lower()]
+        spec = flow.apis[api]
+        args: dict[str, PlanArg] = {}
+        for need in spec.inputs:
+            options = [need] if isinstance(need, str) else need
+            item = next((o for o in options if (call_obj, o) in producer), options[0])
+            args[item] = PlanArg(ref=producer[(call_obj, item)])
+        var = "_".join(spec.outputs) or api.lower()
+        for item in spec.outputs:
+            producer[(call_obj, item)] = len(calls)
+        calls.append(PlanCall(api=api, var=var, args=args))
+        lines.append(f"{var} = {api}({', '.join(args)});")
+    text = "\n".join(line if line.startswith("--") else f"Step {n}. {line}"
+                     for n, line in _numbered(lines))
+    return Plan(calls=calls, text=text, planner_actions=[f"{n}({', '.join(p)})" for n, p in actions])
+
+
+def _numbered(lines: list[str]):
+    n = 0
+    for line in lines:
+        if not line.startswith("--"):
+            n += 1
+        yield n, line
 
 
 def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: Materialized) -> Plan:

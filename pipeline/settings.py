@@ -22,7 +22,11 @@ class Settings(BaseSettings):
     openai_model: str = "nesyplan"
     openai_api_key: str = "none"
     openai_grammar: bool = True             # the server reads a `grammar` field (llama.cpp, serve-llm)
-    goal_choice: str = "retrieve"           # `retrieve`: retrieval picks goals; `llm`: the LLM does
+    # `retrieve`: retrieval picks the goals, the LLM fills arguments; `shortlist`: the LLM picks among the
+    # top `shortlist_k` retrieved goals; `llm`: the LLM picks among all of the pack's goals.
+    goal_choice: str = "retrieve"
+    shortlist_k: int = 3                    # wider for a large model, narrow for the packaged one
+    retrieval_method: str = "hybrid"        # dense | sparse | hybrid
     constrain: bool = True                  # grammar-constrained decoding
     run_ttl_s: int = 7 * 24 * 3600          # how long the store keeps a Run record
     # A message taken by a worker that dies is given to another after this long: keep it above the

@@ -15,6 +15,7 @@ from pipeline.ir_check import check_ir
 from pipeline.pack import Pack
 from pipeline.prompt import render_system_prompt, render_user_message
 from pipeline.records import StageError
+from pipeline.settings import settings
 
 MAX_NEW_TOKENS = 200
 
@@ -29,39 +30,51 @@ class Translation:
     stats: dict = field(default_factory=dict)
 
 
+GOAL_CHOICES = ("retrieve", "shortlist", "llm")
+
+
 def translate(query: str, pack: Pack, backend, today: str, constrain: bool = True, goal_choice: str = "retrieve",
-              max_new_tokens: int = MAX_NEW_TOKENS) -> Translation:
+              max_new_tokens: int = MAX_NEW_TOKENS, shortlist_k: int | None = None) -> Translation:
     """Ask the backend for IR.
 
-    goal_choice `retrieve`: the goal retriever picks the goals (none: out of the domain, no LLM call) and
-    the LLM only fills their arguments; `llm`: the LLM names the goals itself among all of the pack's.
+    goal_choice `retrieve`: the goal retriever picks the goals (one per clause; none: out of the domain,
+    no LLM call) and the LLM only fills their arguments; `shortlist`: the retriever shortlists at most
+    `shortlist_k` goals and the LLM picks among them; `llm`: the LLM picks among all of the pack's goals.
+    With retrieval the prompt shows only the retrieved goals, and the grammar allows only them.
     Constrained, the grammar makes every output valid IR. Unconstrained, or on a server that ignores
     grammars, the IR check judges the output, and one retry is given the checker's error."""
-    system = render_system_prompt(pack)
+    if goal_choice not in GOAL_CHOICES:
+        raise ValueError(f"goal_choice must be one of {', '.join(GOAL_CHOICES)}, not {goal_choice!r}")
     user = render_user_message(query)
     stats: dict = {}
     shortlist: list[dict] = []
     goals, fixed, sources = None, False, None
-    if goal_choice == "retrieve":
+    if goal_choice in ("retrieve", "shortlist"):
         from pipeline.retrieve import get_retriever
 
         t0 = time.perf_counter()
-        chosen = get_retriever(pack).by_clause(query)
+        retriever = get_retriever(pack)
+        k = shortlist_k or settings().shortlist_k
+        chosen = retriever.by_clause(query)[:k] if goal_choice == "retrieve" else retriever.shortlist(query, k)
         stats["retrieve_s"] = time.perf_counter() - t0
-        shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source} for c in chosen]
-        goals, fixed, sources = [c.goal for c in chosen], True, [c.source for c in chosen]
+        shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "method": retriever.method}
+                     for c in chosen]
+        goals = [c.goal for c in chosen]
+        fixed, sources = goal_choice == "retrieve", [c.source for c in chosen] if goal_choice == "retrieve" else None
+        system = render_system_prompt(pack, shortlist=goals)
         if not goals:
             ir = NONE_LINE + "\n"
             return Translation(prompt=system + "\n" + user, raw=ir, ir=ir, attempts=0, shortlist=shortlist,
                                stats={**stats, "first_output_valid": True, "new_tokens": 0, "llm_s": 0.0})
-        if not constrain:  # without a grammar, the goals can only be suggested
+        if not constrain and fixed:  # without a grammar, the goals can only be suggested
             user = f"{user}\n% goals: {', '.join(goals)}\n"
-    elif goal_choice != "llm":
-        raise ValueError(f"goal_choice must be 'retrieve' or 'llm', not {goal_choice!r}")
+    else:
+        system = render_system_prompt(pack)
     grammar = None
     if constrain:
         t0 = time.perf_counter()
-        grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources)
+        grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources,
+                             allow_none=goals is None)
         stats["grammar_build_s"] = time.perf_counter() - t0
     completion = backend.complete(system, user, grammar, max_new_tokens)
     stats.update(completion.stats, prompt_tokens=completion.prompt_tokens, new_tokens=completion.new_tokens,

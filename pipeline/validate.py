@@ -38,9 +38,12 @@ def validate_pack(name: str) -> list[Problem]:
         pack = load_pack(name)
     except PackError as exc:
         return [Problem(file=f, line=line, message=m) for f, line, m in exc.problems]
-    problems = _check_spec(pack) + _check_rules(pack) + _check_domain(pack)
+    flow = pack.spec.flow is not None
+    problems = _check_spec(pack) + _check_rules(pack) + (_check_flow_domain(pack) if flow else _check_domain(pack))
     if not problems:  # these need a consistent pack to run at all
         problems += _check_prompt(pack) + _check_examples(pack) + _check_runs(pack)
+    if not problems and flow:
+        problems += _check_flow_plans(pack)
     return problems
 
 
@@ -122,6 +125,11 @@ class _RuleVisitor(ast.Transformer):
         for literal in rule.body:
             self.visit(literal)
         return rule
+
+    def visit_Defined(self, defined):
+        """`#defined p/n.`: the pack says p/n may have no rule (e.g. no argument in a generated pack)."""
+        self.heads.setdefault((defined.name, defined.arity), (self.file, defined.location.begin.line))
+        return defined
 
     def visit_SymbolicAtom(self, atom):
         symbols = atom.symbol.arguments if atom.symbol.ast_type == ASTType.Pool else [atom.symbol]
@@ -224,6 +232,56 @@ def _check_domain(pack: Pack) -> list[Problem]:
         if argument not in objects:
             out.append(Problem(file=file, line=line_of(r"\(:constants"),
                                message=f"argument type {argument} is not a constant of the domain"))
+    return out
+
+
+def _check_flow_domain(pack: Pack) -> list[Problem]:
+    """A flow pack: its flows make sense (pipeline.flows), every goal is an intent with a flow, every
+    flow API is an action over (call, step), and the domain has no other action than next_step."""
+    from pipeline.flows import FlowSpecError, check_flow_domain
+
+    file = str(pack.domain_pddl)
+    try:
+        flow = pack.flow_domain
+        check_flow_domain(flow)
+    except (FlowSpecError, ValueError) as exc:
+        return [Problem(file=str(pack.yaml_path), line=pack.line_of("flow"), message=f"flow: {exc}")]
+    out = [Problem(file=str(pack.yaml_path), line=pack.line_of(f"goals.{goal}"),
+                   message=f"goal {goal} has no flow under flow.intents")
+           for goal in pack.spec.goals if goal not in flow.intents]
+    if not pack.domain_pddl.is_file():
+        return out + [Problem(file=file, message="domain.pddl is missing")]
+    try:
+        problem = PDDLReader().parse_problem(file)
+    except Exception as exc:  # the reader's own errors say what and where
+        return out + [Problem(file=file, message=f"invalid PDDL: {exc}")]
+    actions = {a.name.lower(): a for a in problem.actions}
+    for api in flow.apis:
+        action = actions.get(api.lower())
+        if action is None:
+            out.append(Problem(file=file, message=f"no action for flow API {api}"))
+        elif len(action.parameters) != 2:
+            out.append(Problem(file=file, message=f"action {api} has {len(action.parameters)} parameters; "
+                                                  "a flow API takes (call, step)"))
+    known = {api.lower() for api in flow.apis} | {"next_step"}
+    out += [Problem(file=file, message=f"action {name} is no API of the flow") for name in actions if name not in known]
+    return out
+
+
+def _check_flow_plans(pack: Pack) -> list[Problem]:
+    """Plan every intent and judge the plan with the planner-independent flow checker."""
+    from pipeline.flows import plan_violations
+    from pipeline.run import run_pipeline
+
+    out = []
+    for intent in pack.spec.goals:
+        run = run_pipeline(f"validate {intent}", pack.name, "2024-01-01", f"_goal(g1, {intent}).\n")
+        if run.plan is None:
+            out.append(Problem(file=str(pack.domain_pddl), message=f"intent {intent}: no plan ({run.error})"))
+            continue
+        for violation in plan_violations(pack.flow_domain, intent, [c.api for c in run.plan.calls]):
+            out.append(Problem(file=str(pack.domain_pddl), message=f"intent {intent}: plan breaks the flow: "
+                                                                  f"{violation}"))
     return out
 
 
