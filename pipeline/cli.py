@@ -141,8 +141,14 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
         raise typer.BadParameter(f"unknown translator {translator!r} (available: {', '.join(TRANSLATORS)})",
                                  param_hint="--translator")
     try:
-        pack = load_pack(domain)
         records = load_dataset(dataset)[:limit]
+        from pipeline.flow_eval import is_flow_dataset
+
+        if is_flow_dataset(records):  # each record's `domain` picks its (flow) pack
+            for name in sorted({r.get("domain", domain) for r in records}):
+                load_pack(name)
+            return _eval_flows(records, dataset, translator, constrain, goal_choice, json_out)
+        pack = load_pack(domain)
     except (PackError, ValueError) as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
@@ -179,6 +185,39 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
         console.print("\nfailed records:", style="bold")
         for failure in summary["failures"]:
             console.print(f"- {failure['id']}: {failure['reason']}", markup=False, highlight=False)
+
+
+def _eval_flows(records: list[dict], dataset: Path, translator: str, constrain: bool, goal_choice: str,
+                json_out: bool) -> None:
+    """Flow datasets: intent accuracy and FLAP's plan metrics (pipeline/flow_eval.py)."""
+    from pipeline.flow_eval import evaluate_flows, flow_oracle_ir, flow_report, summarize_flows
+    from pipeline.run import backend_for, run_pipeline
+
+    if translator.startswith("baseline-"):
+        raise typer.BadParameter("the JSON function-calling baseline is defined for call packs, not flows",
+                                 param_hint="--translator")
+    if translator == "oracle":
+        def execute(r):
+            return run_pipeline(r["query"], r["domain"], r.get("today"), flow_oracle_ir(r))
+    else:
+        with err_console.status(f"loading the {translator} backend...", spinner="dots"):
+            backend_for(translator)
+
+        def execute(r):
+            return run_pipeline(r["query"], r["domain"], r.get("today"), None, translator, constrain, goal_choice)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err_console, transient=True) as progress:
+        task = progress.add_task(f"eval flows {translator}", total=len(records))
+        rows = evaluate_flows(records, execute, progress=lambda: progress.advance(task))
+    summary = summarize_flows(rows)
+    summary.update(translator=translator, dataset=str(dataset),
+                   goal_choice=goal_choice if translator in ("hf", "openai") else None)
+    if json_out:
+        print(json.dumps(summary, indent=2))
+        return
+    console.print(flow_report(summary), markup=False, highlight=False)
+    for failure in summary["failures"]:
+        console.print(f"- {failure}", markup=False, highlight=False)
 
 
 @app.command("eval-retrieval")
@@ -286,11 +325,14 @@ def make_flow_packs_command(spec: Path = typer.Argument(..., exists=True, dir_ok
                             ) -> None:
     """Generate one pack per flow domain of the spec: the planner then follows every flow and data
     dependency by construction. A spec with a cycle or an input nothing produces is rejected."""
-    from pipeline.flows import FlowSpecError, load_any_spec, make_flow_pack
+    from pipeline.flows import FlowSpecError, check_flow_domain, load_any_spec, make_flow_pack
     from pipeline.pack import packs_root
 
     try:
-        for domain in load_any_spec(spec, intents):
+        domains = load_any_spec(spec, intents)
+        for domain in domains:  # every domain checked before any is written
+            check_flow_domain(domain)
+        for domain in domains:
             paths = make_flow_pack(packs_root(), domain, spec.name)
             console.print(f"{domain.name}: {len(domain.intents)} intent(s), {len(domain.apis)} API(s) -> "
                           f"{paths['yaml']}", markup=False)

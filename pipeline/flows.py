@@ -126,9 +126,12 @@ def check_flow_domain(domain: FlowDomain) -> None:
     """Reject a spec that cannot give correct plans, with a message that says where and why."""
     if not _PACK_NAME.fullmatch(domain.name):
         raise FlowSpecError(f"domain name {domain.name!r}: use lower case letters, digits and _")
-    for api in domain.apis:
-        if not _IDENTIFIER.fullmatch(api):
-            raise FlowSpecError(f"domain {domain.name!r}: API name {api!r} is not an identifier")
+    for api, spec in domain.apis.items():
+        if not _IDENTIFIER.fullmatch(api) or api.lower() == "next_step":
+            raise FlowSpecError(f"domain {domain.name!r}: API name {api!r} is not an identifier (or is reserved)")
+        for item in spec.outputs + [i for need in spec.inputs for i in _options(need)]:
+            if not _IDENTIFIER.fullmatch(item):
+                raise FlowSpecError(f"domain {domain.name!r}: API {api!r}: data item {item!r} is not an identifier")
     for intent, steps in domain.intents.items():
         if not _PACK_NAME.fullmatch(intent):
             raise FlowSpecError(f"domain {domain.name!r}: intent name {intent!r}: use lower case letters, "
@@ -251,6 +254,11 @@ def api_constant(api: str) -> str:
     return "api_" + re.sub(r"(?<!^)(?=[A-Z])", "_", api).lower()
 
 
+def item_constant(item: str) -> str:
+    """The PDDL object naming a data item (prefixed: an item may be called like a PDDL type or keyword)."""
+    return "i_" + item.lower()
+
+
 def intent_document(domain: FlowDomain, intent: str) -> str:
     """A description for an intent the spec leaves undescribed: its name and its steps."""
     steps = "; ".join(step.step for step in domain.intents[intent])
@@ -280,10 +288,11 @@ def flow_pack_spec(domain: FlowDomain) -> dict:
 def flow_domain_pddl(domain: FlowDomain) -> str:
     from pipeline.packgen import render
 
-    items = sorted({i for a in domain.apis.values() for i in a.outputs} |
-                   {i for a in domain.apis.values() for need in a.inputs for i in _options(need)})
+    items = sorted({item_constant(i) for a in domain.apis.values() for i in a.outputs} |
+                   {item_constant(i) for a in domain.apis.values() for need in a.inputs for i in _options(need)})
     apis = [{"name": name, "constant": api_constant(name), "description": api.description,
-             "inputs": [_options(need) for need in api.inputs], "outputs": api.outputs}
+             "inputs": [[item_constant(i) for i in _options(need)] for need in api.inputs],
+             "outputs": [item_constant(i) for i in api.outputs]}
             for name, api in domain.apis.items()]
     return render("flow_domain.pddl.j2", name=domain.name, generator=GENERATOR,
                   api_constants=[a["constant"] for a in apis], items=items, apis=apis)

@@ -8,7 +8,7 @@
   (:types call step api item)
   (:constants
     api_init_system api_start api_get_customer_income api_get_date_of_birth api_check_eligibility api_get_account_types api_confirm api_open_account api_record_issue api_notify_complaint_department api_get_transaction_information api_validate_transaction api_cancel_transaction api_finish - api
-    account_type annual_income cancellation_status confirmation_status date_of_birth eligibility_status finish_status init_status issue_id notification_status open_status start_status transaction_id transaction_validated - item)
+    i_account_type i_annual_income i_cancellation_status i_confirmation_status i_date_of_birth i_eligibility_status i_finish_status i_init_status i_issue_id i_notification_status i_open_status i_start_status i_transaction_id i_transaction_validated - item)
   (:predicates
     (current ?c - call ?s - step)
     (next ?s ?s2 - step)
@@ -24,96 +24,96 @@
   (:action InitSystem
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_init_system))
-    :effect (and (not (todo ?c ?s api_init_system)) (have ?c init_status)))
+    :effect (and (not (todo ?c ?s api_init_system)) (have ?c i_init_status)))
 
   ; starts processing customer requests
   (:action Start
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_start)
-                       (have ?c init_status))
-    :effect (and (not (todo ?c ?s api_start)) (have ?c start_status)))
+                       (have ?c i_init_status))
+    :effect (and (not (todo ?c ?s api_start)) (have ?c i_start_status)))
 
   ; asks the customer's annual income and returns it
   (:action GetCustomerIncome
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_customer_income))
-    :effect (and (not (todo ?c ?s api_get_customer_income)) (have ?c annual_income)))
+    :effect (and (not (todo ?c ?s api_get_customer_income)) (have ?c i_annual_income)))
 
   ; asks the customer's date of birth and returns it
   (:action GetDateOfBirth
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_date_of_birth))
-    :effect (and (not (todo ?c ?s api_get_date_of_birth)) (have ?c date_of_birth)))
+    :effect (and (not (todo ?c ?s api_get_date_of_birth)) (have ?c i_date_of_birth)))
 
   ; checks if the customer is eligible to open an account given age and income
   (:action CheckEligibility
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_check_eligibility)
-                       (have ?c date_of_birth)
-                       (have ?c annual_income))
-    :effect (and (not (todo ?c ?s api_check_eligibility)) (have ?c eligibility_status)))
+                       (have ?c i_date_of_birth)
+                       (have ?c i_annual_income))
+    :effect (and (not (todo ?c ?s api_check_eligibility)) (have ?c i_eligibility_status)))
 
   ; gets the account type based on eligibility
   (:action GetAccountTypes
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_account_types)
-                       (have ?c date_of_birth)
-                       (have ?c annual_income)
-                       (have ?c eligibility_status))
-    :effect (and (not (todo ?c ?s api_get_account_types)) (have ?c account_type)))
+                       (have ?c i_date_of_birth)
+                       (have ?c i_annual_income)
+                       (have ?c i_eligibility_status))
+    :effect (and (not (todo ?c ?s api_get_account_types)) (have ?c i_account_type)))
 
   ; confirms with the customer before opening an account or cancelling a transaction
   (:action Confirm
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_confirm))
-    :effect (and (not (todo ?c ?s api_confirm)) (have ?c confirmation_status)))
+    :effect (and (not (todo ?c ?s api_confirm)) (have ?c i_confirmation_status)))
 
   ; opens a new account
   (:action OpenAccount
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_open_account)
-                       (have ?c confirmation_status)
-                       (have ?c account_type))
-    :effect (and (not (todo ?c ?s api_open_account)) (have ?c open_status)))
+                       (have ?c i_confirmation_status)
+                       (have ?c i_account_type))
+    :effect (and (not (todo ?c ?s api_open_account)) (have ?c i_open_status)))
 
   ; records the issue in the internal database for review by the team
   (:action RecordIssue
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_record_issue))
-    :effect (and (not (todo ?c ?s api_record_issue)) (have ?c issue_id)))
+    :effect (and (not (todo ?c ?s api_record_issue)) (have ?c i_issue_id)))
 
   ; notifies the complaint department about a problem reported by the customer
   (:action NotifyComplaintDepartment
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_notify_complaint_department)
-                       (have ?c issue_id))
-    :effect (and (not (todo ?c ?s api_notify_complaint_department)) (have ?c notification_status)))
+                       (have ?c i_issue_id))
+    :effect (and (not (todo ?c ?s api_notify_complaint_department)) (have ?c i_notification_status)))
 
   ; asks transaction info from the customer and returns the transaction id
   (:action GetTransactionInformation
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_transaction_information))
-    :effect (and (not (todo ?c ?s api_get_transaction_information)) (have ?c transaction_id)))
+    :effect (and (not (todo ?c ?s api_get_transaction_information)) (have ?c i_transaction_id)))
 
   ; validates that the transaction was actually executed
   (:action ValidateTransaction
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_validate_transaction)
-                       (have ?c transaction_id))
-    :effect (and (not (todo ?c ?s api_validate_transaction)) (have ?c transaction_validated)))
+                       (have ?c i_transaction_id))
+    :effect (and (not (todo ?c ?s api_validate_transaction)) (have ?c i_transaction_validated)))
 
   ; cancels a transaction
   (:action CancelTransaction
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_cancel_transaction)
-                       (have ?c transaction_id)
-                       (have ?c confirmation_status))
-    :effect (and (not (todo ?c ?s api_cancel_transaction)) (have ?c cancellation_status)))
+                       (have ?c i_transaction_id)
+                       (have ?c i_confirmation_status))
+    :effect (and (not (todo ?c ?s api_cancel_transaction)) (have ?c i_cancellation_status)))
 
   ; finishes processing customer requests
   (:action Finish
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_finish)
-                       (or (have ?c open_status) (have ?c cancellation_status) (have ?c notification_status)))
-    :effect (and (not (todo ?c ?s api_finish)) (have ?c finish_status)))
+                       (or (have ?c i_open_status) (have ?c i_cancellation_status) (have ?c i_notification_status)))
+    :effect (and (not (todo ?c ?s api_finish)) (have ?c i_finish_status)))
 )

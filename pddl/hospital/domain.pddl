@@ -8,7 +8,7 @@
   (:types call step api item)
   (:constants
     api_ask_hospital_name api_ask_department_name api_ask_preferred_date api_ask_patient_name api_ask_patient_id_number api_check_hospital api_check_department api_query_appointment api_confirm_slot api_register api_inform_result - api
-    check_department_done check_hospital_done chosen_slot confirm_slot_done department_id department_name department_name_done free_slots hospital_id hospital_name hospital_name_done inform_result_done patient_id_number patient_id_number_done patient_name patient_name_done preferred_date preferred_date_done query_appointment_done register_done registration_id - item)
+    i_check_department_done i_check_hospital_done i_chosen_slot i_confirm_slot_done i_department_id i_department_name i_department_name_done i_free_slots i_hospital_id i_hospital_name i_hospital_name_done i_inform_result_done i_patient_id_number i_patient_id_number_done i_patient_name i_patient_name_done i_preferred_date i_preferred_date_done i_query_appointment_done i_register_done i_registration_id - item)
   (:predicates
     (current ?c - call ?s - step)
     (next ?s ?s2 - step)
@@ -24,79 +24,79 @@
   (:action AskHospitalName
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_ask_hospital_name))
-    :effect (and (not (todo ?c ?s api_ask_hospital_name)) (have ?c hospital_name) (have ?c hospital_name_done)))
+    :effect (and (not (todo ?c ?s api_ask_hospital_name)) (have ?c i_hospital_name) (have ?c i_hospital_name_done)))
 
   ; the department (specialty) to visit
   (:action AskDepartmentName
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_ask_department_name))
-    :effect (and (not (todo ?c ?s api_ask_department_name)) (have ?c department_name) (have ?c department_name_done)))
+    :effect (and (not (todo ?c ?s api_ask_department_name)) (have ?c i_department_name) (have ?c i_department_name_done)))
 
   ; the day the patient prefers
   (:action AskPreferredDate
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_ask_preferred_date))
-    :effect (and (not (todo ?c ?s api_ask_preferred_date)) (have ?c preferred_date) (have ?c preferred_date_done)))
+    :effect (and (not (todo ?c ?s api_ask_preferred_date)) (have ?c i_preferred_date) (have ?c i_preferred_date_done)))
 
   ; the patient's full name
   (:action AskPatientName
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_ask_patient_name))
-    :effect (and (not (todo ?c ?s api_ask_patient_name)) (have ?c patient_name) (have ?c patient_name_done)))
+    :effect (and (not (todo ?c ?s api_ask_patient_name)) (have ?c i_patient_name) (have ?c i_patient_name_done)))
 
   ; the patient's national ID or insurance number
   (:action AskPatientIdNumber
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_ask_patient_id_number))
-    :effect (and (not (todo ?c ?s api_ask_patient_id_number)) (have ?c patient_id_number) (have ?c patient_id_number_done)))
+    :effect (and (not (todo ?c ?s api_ask_patient_id_number)) (have ?c i_patient_id_number) (have ?c i_patient_id_number_done)))
 
   ; checks that the hospital exists and takes appointments
   (:action CheckHospital
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_check_hospital)
-                       (have ?c hospital_name))
-    :effect (and (not (todo ?c ?s api_check_hospital)) (have ?c hospital_id) (have ?c check_hospital_done)))
+                       (have ?c i_hospital_name))
+    :effect (and (not (todo ?c ?s api_check_hospital)) (have ?c i_hospital_id) (have ?c i_check_hospital_done)))
 
   ; checks that the hospital has the department
   (:action CheckDepartment
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_check_department)
-                       (have ?c hospital_id)
-                       (have ?c department_name)
-                       (have ?c check_hospital_done))
-    :effect (and (not (todo ?c ?s api_check_department)) (have ?c department_id) (have ?c check_department_done)))
+                       (have ?c i_hospital_id)
+                       (have ?c i_department_name)
+                       (have ?c i_check_hospital_done))
+    :effect (and (not (todo ?c ?s api_check_department)) (have ?c i_department_id) (have ?c i_check_department_done)))
 
   ; lists the free appointment slots of the department on the date
   (:action QueryAppointment
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_query_appointment)
-                       (have ?c department_id)
-                       (have ?c preferred_date)
-                       (have ?c check_department_done))
-    :effect (and (not (todo ?c ?s api_query_appointment)) (have ?c free_slots) (have ?c query_appointment_done)))
+                       (have ?c i_department_id)
+                       (have ?c i_preferred_date)
+                       (have ?c i_check_department_done))
+    :effect (and (not (todo ?c ?s api_query_appointment)) (have ?c i_free_slots) (have ?c i_query_appointment_done)))
 
   ; shows the free slots and asks the patient to confirm one
   (:action ConfirmSlot
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_confirm_slot)
-                       (have ?c free_slots)
-                       (have ?c query_appointment_done))
-    :effect (and (not (todo ?c ?s api_confirm_slot)) (have ?c chosen_slot) (have ?c confirm_slot_done)))
+                       (have ?c i_free_slots)
+                       (have ?c i_query_appointment_done))
+    :effect (and (not (todo ?c ?s api_confirm_slot)) (have ?c i_chosen_slot) (have ?c i_confirm_slot_done)))
 
   ; registers the appointment for the patient in the chosen slot
   (:action Register
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_register)
-                       (have ?c chosen_slot)
-                       (have ?c patient_name)
-                       (have ?c patient_id_number)
-                       (have ?c confirm_slot_done))
-    :effect (and (not (todo ?c ?s api_register)) (have ?c registration_id) (have ?c register_done)))
+                       (have ?c i_chosen_slot)
+                       (have ?c i_patient_name)
+                       (have ?c i_patient_id_number)
+                       (have ?c i_confirm_slot_done))
+    :effect (and (not (todo ?c ?s api_register)) (have ?c i_registration_id) (have ?c i_register_done)))
 
   ; tells the patient the appointment and its registration number
   (:action InformResult
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_inform_result)
-                       (have ?c register_done))
-    :effect (and (not (todo ?c ?s api_inform_result)) (have ?c inform_result_done)))
+                       (have ?c i_register_done))
+    :effect (and (not (todo ?c ?s api_inform_result)) (have ?c i_inform_result_done)))
 )

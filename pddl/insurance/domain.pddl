@@ -8,7 +8,7 @@
   (:types call step api item)
   (:constants
     api_init_system api_start api_get_item api_get_quote api_get_demographic_details api_get_payment_information api_order_insurance api_get_insurance_i_d api_validate_insurance api_get_refund_method api_confirm api_cancel_insurance api_get_additional_member_information api_update_insurance api_finish - api
-    additional_member_info cancellation_status confirmation_status demographics finish_status init_status insurance_id insurance_validated item_id order_status pay_info quote_id refund_method start_status update_status - item)
+    i_additional_member_info i_cancellation_status i_confirmation_status i_demographics i_finish_status i_init_status i_insurance_id i_insurance_validated i_item_id i_order_status i_pay_info i_quote_id i_refund_method i_start_status i_update_status - item)
   (:predicates
     (current ?c - call ?s - step)
     (next ?s ?s2 - step)
@@ -24,100 +24,100 @@
   (:action InitSystem
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_init_system))
-    :effect (and (not (todo ?c ?s api_init_system)) (have ?c init_status)))
+    :effect (and (not (todo ?c ?s api_init_system)) (have ?c i_init_status)))
 
   ; starts processing customer requests
   (:action Start
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_start)
-                       (have ?c init_status))
-    :effect (and (not (todo ?c ?s api_start)) (have ?c start_status)))
+                       (have ?c i_init_status))
+    :effect (and (not (todo ?c ?s api_start)) (have ?c i_start_status)))
 
   ; gets the item to be insured from the customer
   (:action GetItem
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_item))
-    :effect (and (not (todo ?c ?s api_get_item)) (have ?c item_id)))
+    :effect (and (not (todo ?c ?s api_get_item)) (have ?c i_item_id)))
 
   ; provides a quote to the customer for a given item
   (:action GetQuote
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_quote)
-                       (have ?c item_id))
-    :effect (and (not (todo ?c ?s api_get_quote)) (have ?c quote_id)))
+                       (have ?c i_item_id))
+    :effect (and (not (todo ?c ?s api_get_quote)) (have ?c i_quote_id)))
 
   ; asks demographic information of the customer and returns it
   (:action GetDemographicDetails
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_demographic_details))
-    :effect (and (not (todo ?c ?s api_get_demographic_details)) (have ?c demographics)))
+    :effect (and (not (todo ?c ?s api_get_demographic_details)) (have ?c i_demographics)))
 
   ; gets payment information from the customer
   (:action GetPaymentInformation
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_payment_information))
-    :effect (and (not (todo ?c ?s api_get_payment_information)) (have ?c pay_info)))
+    :effect (and (not (todo ?c ?s api_get_payment_information)) (have ?c i_pay_info)))
 
   ; places the order for purchasing the insurance
   (:action OrderInsurance
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_order_insurance)
-                       (have ?c pay_info))
-    :effect (and (not (todo ?c ?s api_order_insurance)) (have ?c order_status)))
+                       (have ?c i_pay_info))
+    :effect (and (not (todo ?c ?s api_order_insurance)) (have ?c i_order_status)))
 
   ; asks the insurance id from the customer and returns it
   (:action GetInsuranceID
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_insurance_i_d))
-    :effect (and (not (todo ?c ?s api_get_insurance_i_d)) (have ?c insurance_id)))
+    :effect (and (not (todo ?c ?s api_get_insurance_i_d)) (have ?c i_insurance_id)))
 
   ; validates that the insurance exists
   (:action ValidateInsurance
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_validate_insurance)
-                       (have ?c insurance_id))
-    :effect (and (not (todo ?c ?s api_validate_insurance)) (have ?c insurance_validated)))
+                       (have ?c i_insurance_id))
+    :effect (and (not (todo ?c ?s api_validate_insurance)) (have ?c i_insurance_validated)))
 
   ; asks the preferred refund method from the customer and returns it
   (:action GetRefundMethod
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_refund_method))
-    :effect (and (not (todo ?c ?s api_get_refund_method)) (have ?c refund_method)))
+    :effect (and (not (todo ?c ?s api_get_refund_method)) (have ?c i_refund_method)))
 
   ; confirms insurance details with the customer
   (:action Confirm
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_confirm)
-                       (have ?c insurance_id))
-    :effect (and (not (todo ?c ?s api_confirm)) (have ?c confirmation_status)))
+                       (have ?c i_insurance_id))
+    :effect (and (not (todo ?c ?s api_confirm)) (have ?c i_confirmation_status)))
 
   ; cancels the insurance
   (:action CancelInsurance
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_cancel_insurance)
-                       (have ?c insurance_id)
-                       (have ?c confirmation_status)
-                       (have ?c refund_method))
-    :effect (and (not (todo ?c ?s api_cancel_insurance)) (have ?c cancellation_status)))
+                       (have ?c i_insurance_id)
+                       (have ?c i_confirmation_status)
+                       (have ?c i_refund_method))
+    :effect (and (not (todo ?c ?s api_cancel_insurance)) (have ?c i_cancellation_status)))
 
   ; asks additional member info from the customer and returns it
   (:action GetAdditionalMemberInformation
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_additional_member_information))
-    :effect (and (not (todo ?c ?s api_get_additional_member_information)) (have ?c additional_member_info)))
+    :effect (and (not (todo ?c ?s api_get_additional_member_information)) (have ?c i_additional_member_info)))
 
   ; updates an existing insurance by adding a new member
   (:action UpdateInsurance
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_update_insurance)
-                       (have ?c additional_member_info)
-                       (have ?c insurance_id))
-    :effect (and (not (todo ?c ?s api_update_insurance)) (have ?c update_status)))
+                       (have ?c i_additional_member_info)
+                       (have ?c i_insurance_id))
+    :effect (and (not (todo ?c ?s api_update_insurance)) (have ?c i_update_status)))
 
   ; finishes processing customer requests
   (:action Finish
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_finish)
-                       (or (have ?c order_status) (have ?c cancellation_status) (have ?c update_status)))
-    :effect (and (not (todo ?c ?s api_finish)) (have ?c finish_status)))
+                       (or (have ?c i_order_status) (have ?c i_cancellation_status) (have ?c i_update_status)))
+    :effect (and (not (todo ?c ?s api_finish)) (have ?c i_finish_status)))
 )

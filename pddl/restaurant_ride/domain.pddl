@@ -8,7 +8,7 @@
   (:types call step api item)
   (:constants
     api_init_system api_start api_get_time api_get_city api_get_budget api_find_restaurants api_get_customer_name api_get_selected_restaurant api_book_restaurant api_get_source api_get_destination api_find_ride_share_options api_get_payment_method api_get_selected_ride_share_option api_book_ride api_get_restaurant_booking_i_d api_get_ride_booking_i_d api_authenticate api_cancel_restaurant_booking api_get_refund_method api_cancel_ride api_finish - api
-    auth_status budget city destination finish_status init_status name pay_method refund_method restaurant_book_id restaurant_booking_status restaurant_cancellation_status restaurant_id restaurant_list ride_booking_status ride_cancellation_status ride_id ride_options rideshare_id source start_status time - item)
+    i_auth_status i_budget i_city i_destination i_finish_status i_init_status i_name i_pay_method i_refund_method i_restaurant_book_id i_restaurant_booking_status i_restaurant_cancellation_status i_restaurant_id i_restaurant_list i_ride_booking_status i_ride_cancellation_status i_ride_id i_ride_options i_rideshare_id i_source i_start_status i_time - item)
   (:predicates
     (current ?c - call ?s - step)
     (next ?s ?s2 - step)
@@ -24,149 +24,149 @@
   (:action InitSystem
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_init_system))
-    :effect (and (not (todo ?c ?s api_init_system)) (have ?c init_status)))
+    :effect (and (not (todo ?c ?s api_init_system)) (have ?c i_init_status)))
 
   ; starts processing customer requests
   (:action Start
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_start)
-                       (have ?c init_status))
-    :effect (and (not (todo ?c ?s api_start)) (have ?c start_status)))
+                       (have ?c i_init_status))
+    :effect (and (not (todo ?c ?s api_start)) (have ?c i_start_status)))
 
   ; asks the time from the customer and returns it
   (:action GetTime
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_time))
-    :effect (and (not (todo ?c ?s api_get_time)) (have ?c time)))
+    :effect (and (not (todo ?c ?s api_get_time)) (have ?c i_time)))
 
   ; asks the customer the city and returns it
   (:action GetCity
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_city))
-    :effect (and (not (todo ?c ?s api_get_city)) (have ?c city)))
+    :effect (and (not (todo ?c ?s api_get_city)) (have ?c i_city)))
 
   ; asks the customer the budget and returns it
   (:action GetBudget
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_budget))
-    :effect (and (not (todo ?c ?s api_get_budget)) (have ?c budget)))
+    :effect (and (not (todo ?c ?s api_get_budget)) (have ?c i_budget)))
 
   ; retrieves a list of restaurants
   (:action FindRestaurants
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_find_restaurants)
-                       (have ?c time)
-                       (have ?c city)
-                       (have ?c budget))
-    :effect (and (not (todo ?c ?s api_find_restaurants)) (have ?c restaurant_list)))
+                       (have ?c i_time)
+                       (have ?c i_city)
+                       (have ?c i_budget))
+    :effect (and (not (todo ?c ?s api_find_restaurants)) (have ?c i_restaurant_list)))
 
   ; asks the customer their name and returns it
   (:action GetCustomerName
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_customer_name))
-    :effect (and (not (todo ?c ?s api_get_customer_name)) (have ?c name)))
+    :effect (and (not (todo ?c ?s api_get_customer_name)) (have ?c i_name)))
 
   ; presents the list of restaurants
   (:action GetSelectedRestaurant
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_selected_restaurant)
-                       (have ?c restaurant_list))
-    :effect (and (not (todo ?c ?s api_get_selected_restaurant)) (have ?c restaurant_id)))
+                       (have ?c i_restaurant_list))
+    :effect (and (not (todo ?c ?s api_get_selected_restaurant)) (have ?c i_restaurant_id)))
 
   ; books the selected restaurant
   (:action BookRestaurant
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_book_restaurant)
-                       (have ?c restaurant_id)
-                       (have ?c time)
-                       (have ?c name))
-    :effect (and (not (todo ?c ?s api_book_restaurant)) (have ?c restaurant_booking_status)))
+                       (have ?c i_restaurant_id)
+                       (have ?c i_time)
+                       (have ?c i_name))
+    :effect (and (not (todo ?c ?s api_book_restaurant)) (have ?c i_restaurant_booking_status)))
 
   ; asks the pickup location from the customer and returns it
   (:action GetSource
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_source))
-    :effect (and (not (todo ?c ?s api_get_source)) (have ?c source)))
+    :effect (and (not (todo ?c ?s api_get_source)) (have ?c i_source)))
 
   ; asks the destination from the customer and returns it
   (:action GetDestination
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_destination))
-    :effect (and (not (todo ?c ?s api_get_destination)) (have ?c destination)))
+    :effect (and (not (todo ?c ?s api_get_destination)) (have ?c i_destination)))
 
   ; retrieves ride-share options
   (:action FindRideShareOptions
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_find_ride_share_options)
-                       (have ?c source)
-                       (have ?c destination)
-                       (have ?c time))
-    :effect (and (not (todo ?c ?s api_find_ride_share_options)) (have ?c ride_options)))
+                       (have ?c i_source)
+                       (have ?c i_destination)
+                       (have ?c i_time))
+    :effect (and (not (todo ?c ?s api_find_ride_share_options)) (have ?c i_ride_options)))
 
   ; asks the customer the payment method and returns it
   (:action GetPaymentMethod
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_payment_method))
-    :effect (and (not (todo ?c ?s api_get_payment_method)) (have ?c pay_method)))
+    :effect (and (not (todo ?c ?s api_get_payment_method)) (have ?c i_pay_method)))
 
   ; presents the list of rides
   (:action GetSelectedRideShareOption
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_selected_ride_share_option)
-                       (have ?c ride_options))
-    :effect (and (not (todo ?c ?s api_get_selected_ride_share_option)) (have ?c rideshare_id)))
+                       (have ?c i_ride_options))
+    :effect (and (not (todo ?c ?s api_get_selected_ride_share_option)) (have ?c i_rideshare_id)))
 
   ; books the selected rideshare service
   (:action BookRide
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_book_ride)
-                       (have ?c pay_method)
-                       (have ?c rideshare_id))
-    :effect (and (not (todo ?c ?s api_book_ride)) (have ?c ride_booking_status)))
+                       (have ?c i_pay_method)
+                       (have ?c i_rideshare_id))
+    :effect (and (not (todo ?c ?s api_book_ride)) (have ?c i_ride_booking_status)))
 
   ; asks the customer the restaurant booking id and returns it
   (:action GetRestaurantBookingID
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_restaurant_booking_i_d))
-    :effect (and (not (todo ?c ?s api_get_restaurant_booking_i_d)) (have ?c restaurant_book_id)))
+    :effect (and (not (todo ?c ?s api_get_restaurant_booking_i_d)) (have ?c i_restaurant_book_id)))
 
   ; asks the customer the ride booking id and returns it
   (:action GetRideBookingID
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_ride_booking_i_d))
-    :effect (and (not (todo ?c ?s api_get_ride_booking_i_d)) (have ?c ride_id)))
+    :effect (and (not (todo ?c ?s api_get_ride_booking_i_d)) (have ?c i_ride_id)))
 
   ; authenticates the customer and their booking id
   (:action Authenticate
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_authenticate)
-                       (or (have ?c ride_id) (have ?c restaurant_book_id)))
-    :effect (and (not (todo ?c ?s api_authenticate)) (have ?c auth_status)))
+                       (or (have ?c i_ride_id) (have ?c i_restaurant_book_id)))
+    :effect (and (not (todo ?c ?s api_authenticate)) (have ?c i_auth_status)))
 
   ; cancels the restaurant booking
   (:action CancelRestaurantBooking
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_cancel_restaurant_booking)
-                       (have ?c restaurant_book_id))
-    :effect (and (not (todo ?c ?s api_cancel_restaurant_booking)) (have ?c restaurant_cancellation_status)))
+                       (have ?c i_restaurant_book_id))
+    :effect (and (not (todo ?c ?s api_cancel_restaurant_booking)) (have ?c i_restaurant_cancellation_status)))
 
   ; asks the customer the refund method and returns it
   (:action GetRefundMethod
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_refund_method))
-    :effect (and (not (todo ?c ?s api_get_refund_method)) (have ?c refund_method)))
+    :effect (and (not (todo ?c ?s api_get_refund_method)) (have ?c i_refund_method)))
 
   ; cancels the ride
   (:action CancelRide
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_cancel_ride)
-                       (have ?c refund_method)
-                       (have ?c ride_id))
-    :effect (and (not (todo ?c ?s api_cancel_ride)) (have ?c ride_cancellation_status)))
+                       (have ?c i_refund_method)
+                       (have ?c i_ride_id))
+    :effect (and (not (todo ?c ?s api_cancel_ride)) (have ?c i_ride_cancellation_status)))
 
   ; finishes processing customer requests
   (:action Finish
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_finish))
-    :effect (and (not (todo ?c ?s api_finish)) (have ?c finish_status)))
+    :effect (and (not (todo ?c ?s api_finish)) (have ?c i_finish_status)))
 )

@@ -8,7 +8,7 @@
   (:types call step api item)
   (:constants
     api_init_system api_start api_find_rental_car api_find_hotel api_get_airports api_find_flight api_confirm api_create_trip api_get_car_insurance_discount api_update_trip api_get_payment_information api_order_trip api_finish - api
-    airport_code car_id confirmation_status finish_status flight_id hotel_id init_status offer_id order_status pay_info start_status trip_id update_status - item)
+    i_airport_code i_car_id i_confirmation_status i_finish_status i_flight_id i_hotel_id i_init_status i_offer_id i_order_status i_pay_info i_start_status i_trip_id i_update_status - item)
   (:predicates
     (current ?c - call ?s - step)
     (next ?s ?s2 - step)
@@ -24,88 +24,88 @@
   (:action InitSystem
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_init_system))
-    :effect (and (not (todo ?c ?s api_init_system)) (have ?c init_status)))
+    :effect (and (not (todo ?c ?s api_init_system)) (have ?c i_init_status)))
 
   ; starts processing customer requests
   (:action Start
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_start)
-                       (have ?c init_status))
-    :effect (and (not (todo ?c ?s api_start)) (have ?c start_status)))
+                       (have ?c i_init_status))
+    :effect (and (not (todo ?c ?s api_start)) (have ?c i_start_status)))
 
   ; retrieves cars to or from the travelling city
   (:action FindRentalCar
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_find_rental_car))
-    :effect (and (not (todo ?c ?s api_find_rental_car)) (have ?c car_id)))
+    :effect (and (not (todo ?c ?s api_find_rental_car)) (have ?c i_car_id)))
 
   ; finds and retrieves hotels in a city
   (:action FindHotel
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_find_hotel))
-    :effect (and (not (todo ?c ?s api_find_hotel)) (have ?c hotel_id)))
+    :effect (and (not (todo ?c ?s api_find_hotel)) (have ?c i_hotel_id)))
 
   ; returns nearby airport codes based on the travelling city
   (:action GetAirports
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_airports))
-    :effect (and (not (todo ?c ?s api_get_airports)) (have ?c airport_code)))
+    :effect (and (not (todo ?c ?s api_get_airports)) (have ?c i_airport_code)))
 
   ; retrieves flights to or from the airport
   (:action FindFlight
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_find_flight)
-                       (have ?c airport_code))
-    :effect (and (not (todo ?c ?s api_find_flight)) (have ?c flight_id)))
+                       (have ?c i_airport_code))
+    :effect (and (not (todo ?c ?s api_find_flight)) (have ?c i_flight_id)))
 
   ; confirms trip details with the customer before creating a trip
   (:action Confirm
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_confirm))
-    :effect (and (not (todo ?c ?s api_confirm)) (have ?c confirmation_status)))
+    :effect (and (not (todo ?c ?s api_confirm)) (have ?c i_confirmation_status)))
 
   ; creates a new trip before ordering
   (:action CreateTrip
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_create_trip)
-                       (or (have ?c flight_id) (have ?c hotel_id) (have ?c car_id))
-                       (have ?c confirmation_status))
-    :effect (and (not (todo ?c ?s api_create_trip)) (have ?c trip_id)))
+                       (or (have ?c i_flight_id) (have ?c i_hotel_id) (have ?c i_car_id))
+                       (have ?c i_confirmation_status))
+    :effect (and (not (todo ?c ?s api_create_trip)) (have ?c i_trip_id)))
 
   ; retrieves insurance discounts related to the car options
   (:action GetCarInsuranceDiscount
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_car_insurance_discount)
-                       (have ?c car_id))
-    :effect (and (not (todo ?c ?s api_get_car_insurance_discount)) (have ?c offer_id)))
+                       (have ?c i_car_id))
+    :effect (and (not (todo ?c ?s api_get_car_insurance_discount)) (have ?c i_offer_id)))
 
   ; updates a trip with special offers
   (:action UpdateTrip
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_update_trip)
-                       (have ?c offer_id)
-                       (have ?c trip_id))
-    :effect (and (not (todo ?c ?s api_update_trip)) (have ?c update_status)))
+                       (have ?c i_offer_id)
+                       (have ?c i_trip_id))
+    :effect (and (not (todo ?c ?s api_update_trip)) (have ?c i_update_status)))
 
   ; gets payment information from the customer
   (:action GetPaymentInformation
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_get_payment_information))
-    :effect (and (not (todo ?c ?s api_get_payment_information)) (have ?c pay_info)))
+    :effect (and (not (todo ?c ?s api_get_payment_information)) (have ?c i_pay_info)))
 
   ; places the bookings
   (:action OrderTrip
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_order_trip)
-                       (have ?c trip_id)
-                       (have ?c pay_info)
-                       (have ?c confirmation_status))
-    :effect (and (not (todo ?c ?s api_order_trip)) (have ?c order_status)))
+                       (have ?c i_trip_id)
+                       (have ?c i_pay_info)
+                       (have ?c i_confirmation_status))
+    :effect (and (not (todo ?c ?s api_order_trip)) (have ?c i_order_status)))
 
   ; finishes processing customer requests
   (:action Finish
     :parameters (?c - call ?s - step)
     :precondition (and (current ?c ?s) (todo ?c ?s api_finish)
-                       (have ?c order_status))
-    :effect (and (not (todo ?c ?s api_finish)) (have ?c finish_status)))
+                       (have ?c i_order_status))
+    :effect (and (not (todo ?c ?s api_finish)) (have ?c i_finish_status)))
 )
