@@ -27,6 +27,7 @@ test: setup
 
 eval: setup
 	$(BIN)/nesyplan eval --domain quickbooks --dataset ../shared/benchmark/quickbooks/dev.jsonl --translator oracle
+	$(BIN)/nesyplan eval --dataset ../shared/benchmark/flows/dev.jsonl --translator oracle
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -73,8 +73,14 @@ def train_retriever(pack: Pack, train_file: Path | None = None, epochs: int = 3,
     import time
 
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments, losses
-    from sentence_transformers.training_args import BatchSamplers
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+
+    try:  # sentence-transformers >= 6 moved these; older releases have them at the top level
+        from sentence_transformers.sentence_transformer import losses
+        from sentence_transformers.sentence_transformer.training_args import BatchSamplers
+    except ImportError:
+        from sentence_transformers import losses
+        from sentence_transformers.training_args import BatchSamplers
 
     start = time.perf_counter()
     pairs = labelled_requests(pack, train_file)
