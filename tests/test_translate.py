@@ -66,3 +66,19 @@ def test_unconstrained_output_is_judged_by_the_check(pack, hf):
         assert "That answer was rejected" in translation.prompt
     run = run_pipeline(REQUESTS[0], "quickbooks", TODAY, ir=translation.ir)
     assert run.failure is None or run.failure.kind in ("ir_rejected", "domain_error", "no_plan", "out_of_domain")
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_shortlist_mode_shows_and_allows_only_the_shortlisted_goals(pack, hf, k):
+    translation = translate(REQUESTS[1], pack, hf, TODAY, goal_choice="shortlist", shortlist_k=k)
+    shortlisted = [s["goal"] for s in translation.shortlist]
+    assert len(shortlisted) == k and shortlisted[0] == "expense_report"
+    system = translation.prompt[:translation.prompt.index("Examples from another domain")]
+    assert all((f"- {goal}:" in system) == (goal in shortlisted) for goal in pack.spec.goals)
+    chosen = [f.arguments[1] for f in check_ir(translation.ir, pack).facts if f.predicate == "_goal"]
+    assert chosen and set(chosen) <= set(shortlisted)
+
+
+def test_an_unknown_goal_choice_is_a_clear_error(pack, hf):
+    with pytest.raises(ValueError, match="goal_choice must be one of"):
+        translate(REQUESTS[1], pack, hf, TODAY, goal_choice="guess")
