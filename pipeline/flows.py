@@ -282,7 +282,7 @@ def flow_pack_spec(domain: FlowDomain) -> dict:
             "intents": {intent: [{"step": s.step, "apis": s.apis} for s in steps]
                         for intent, steps in domain.intents.items()}}
     return {"name": domain.name, "description": domain.description or f"{domain.name.replace('_', ' ')} flows",
-            "goals": goals, "apis": apis, "flow": flow, "errors": dict(GENERIC_ERRORS)}
+            "max_goals": 1, "goals": goals, "apis": apis, "flow": flow, "errors": dict(GENERIC_ERRORS)}
 
 
 def flow_domain_pddl(domain: FlowDomain) -> str:

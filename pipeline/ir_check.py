@@ -102,4 +102,8 @@ def check_ir(ir_text: str, pack: Pack) -> CheckedIR:
         facts.append(_fact(statement, predicates, pack))
         if len(facts) > MAX_FACTS:
             raise _reject(f"IR has more than {MAX_FACTS} facts")
+    goal_ids = {f.arguments[0] for f in facts if f.predicate == "_goal"}
+    if len(goal_ids) > pack.spec.max_goals:
+        raise _reject(f"IR names {len(goal_ids)} goals; a request to {pack.name} may ask for at most "
+                      f"{pack.spec.max_goals}")
     return CheckedIR(facts=facts)

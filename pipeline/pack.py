@@ -70,6 +70,8 @@ class PackSpec(BaseModel):
     ir_extra: dict[str, IrExtra] = {}
     errors: dict[str, str] = Field({}, description="error atom name -> what it tells the user")
     flow: dict | None = Field(None, description="flow packs: the APIs and each goal's (intent's) flow steps")
+    max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
+                                                      "conversation follows one flow)")
 
 
 class Pack(BaseModel):

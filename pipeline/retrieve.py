@@ -160,6 +160,8 @@ class Retriever:
         ranked = self.rank(query)
         if not ranked or ranked[0].score < first_threshold:
             return []
+        if max_goals == 1:  # one goal per request: the best for the whole of it
+            return ranked[:1]
         chosen: list[ScoredGoal] = []
         clauses = self.clauses(query)
         for clause in clauses:

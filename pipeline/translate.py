@@ -55,7 +55,8 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         t0 = time.perf_counter()
         retriever = get_retriever(pack)
         k = shortlist_k or settings().shortlist_k
-        chosen = retriever.by_clause(query)[:k] if goal_choice == "retrieve" else retriever.shortlist(query, k)
+        chosen = (retriever.by_clause(query, max_goals=pack.spec.max_goals)[:k] if goal_choice == "retrieve"
+                  else retriever.shortlist(query, k))
         stats["retrieve_s"] = time.perf_counter() - t0
         shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "method": retriever.method}
                      for c in chosen]
@@ -74,7 +75,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     if constrain:
         t0 = time.perf_counter()
         grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources,
-                             allow_none=goals is None)
+                             max_goals=pack.spec.max_goals, allow_none=goals is None)
         stats["grammar_build_s"] = time.perf_counter() - t0
     completion = backend.complete(system, user, grammar, max_new_tokens)
     stats.update(completion.stats, prompt_tokens=completion.prompt_tokens, new_tokens=completion.new_tokens,

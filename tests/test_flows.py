@@ -199,3 +199,14 @@ def test_flow_eval_reports_flap_metrics(tmp_path):
     assert summary["intent_accuracy"] == 1.0 and summary["ood_handled"] == "1/1"
     assert summary["avg_edits"] == 0 and summary["inconsistent_api_pct"] == 0.0
     assert summary["inconsistent_step_pct"] == 0.0 and summary["parsable_pct"] == 100.0
+
+
+def test_a_flow_pack_takes_one_intent_per_request():
+    from pipeline.ir_check import check_ir
+    from pipeline.records import StageError
+
+    pack = load_pack("banking")
+    assert pack.spec.max_goals == 1
+    check_ir("_goal(g1, open_account).\n", pack)
+    with pytest.raises(StageError, match="at most 1"):
+        check_ir("_goal(g1, open_account).\n_goal(g2, report_problem).\n", pack)
