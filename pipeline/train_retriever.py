@@ -10,8 +10,10 @@ where the retriever finds it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,7 +105,8 @@ def train_retriever(pack: Pack, train_file: Path | None = None, epochs: int = 3,
             learning_rate=2e-5, warmup_steps=0.1, seed=seed, report_to="none", save_strategy="no",
             logging_strategy="no", batch_sampler=BatchSamplers.NO_DUPLICATES, disable_tqdm=True,
             use_cpu=not _cuda())
-        SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss).train()
+        with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its log; stdout stays the report's
+            SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss).train()
         output = output or pack.yaml_path.parent / TRAINED_DIR
         staged = Path(scratch) / "model"
         model.save(str(staged))
