@@ -214,7 +214,8 @@ def plan_violations(domain: FlowDomain, intent: str, apis: list[str]) -> list[st
 def flow_metrics(domain: FlowDomain | None, gold_intent: str | None, apis: list[str]) -> dict:
     """FLAP's plan metrics against the gold intent's flow:
     edits: additions + deletions to turn the plan's API multiset into the gold one;
-    inconsistent_apis: plan APIs placed before an API (of the gold flow) they depend on for data;
+    inconsistent_apis: plan APIs placed before an API (of the gold flow) they depend on for data, or in a
+    plan without it;
     inconsistent_steps: flow steps that begin in the plan before a flow step that must come first has
     begun; hallucinated: plan APIs the domain does not have."""
     gold = gold_plan(domain, gold_intent) if domain is not None and gold_intent else []
