@@ -69,12 +69,17 @@ def write_pack(root: Path, spec: dict, rules: dict[str, str], domain_pddl: str, 
     return paths
 
 
+def generic_rules(name: str, arguments: list[str], generator: str) -> dict[str, str]:
+    """The rule files every generated pack shares: IR -> goals and arguments, normalisation, constraints."""
+    return {f"{part}.lp": render(f"{part}.lp.j2", name=name, generator=generator, arguments=arguments)
+            for part in ("ir_to_domain", "normalize", "constraints")}
+
+
 def call_pack_files(spec: dict, generator: str) -> tuple[dict[str, str], str]:
     """Rules and domain PDDL of a pack whose goals each call one API (the quickbooks shape)."""
     name = spec["name"]
     arguments = list(spec.get("arguments", {}))
-    rules = {f"{part}.lp": render(f"{part}.lp.j2", name=name, generator=generator, arguments=arguments)
-             for part in ("ir_to_domain", "normalize", "constraints")}
+    rules = generic_rules(name, arguments, generator)
     apis = [{"name": api, "wants": wants_predicate(api), "arguments": a.get("arguments", [])}
             for api, a in spec["apis"].items()]
     pddl = render("domain.pddl.j2", name=name, generator=generator, argtypes=arguments, apis=apis,

@@ -30,13 +30,15 @@ def gold_goals(record: dict, pack: Pack) -> list[str]:
     return [by_api.get(call["api"], call["api"]) for call in calls or []]
 
 
-def returned_goals(retriever: Retriever, query: str, strategy: str, k: int) -> list[str]:
+def returned_goals(retriever: Retriever, query: str, strategy: str, k: int,
+                   ranked: list | None = None) -> list[str]:
+    """`ranked`: the request's single-step ranking when the caller already has it."""
     if strategy == "progressive":
         return [g.goal for g in retriever.progressive(query)]
     if strategy == "clause":
         return [g.goal for g in retriever.by_clause(query)]
     if strategy == "topk":
-        ranked = retriever.rank(query)
+        ranked = retriever.rank(query) if ranked is None else ranked
         if not ranked or ranked[0].score < retriever.first_threshold:
             return []
         return [g.goal for g in ranked[:k]]
@@ -55,10 +57,11 @@ def evaluate_retrieval(records: Iterable[dict], retriever: Retriever, strategy: 
         query = record["query"]
         if progress:
             progress()
-        returned = returned_goals(retriever, query, strategy, k)
+        ranked = retriever.rank(query)  # once: for recall@k and for the top-k shortlist
+        returned = returned_goals(retriever, query, strategy, k, ranked)
         if len(gold) == 1:
             single += 1
-            order = [g.goal for g in retriever.rank(query)]
+            order = [g.goal for g in ranked]
             for n in ks:
                 hits[n] += gold[0] in order[:n]
         if not gold:
