@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test eval clean
+.PHONY: setup demo test lint eval clean
 
 setup: $(STAMP)
 
@@ -20,9 +20,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/python -m pipeline.demo
+	$(BIN)/python -m nesyplan.demo
 
-test: setup
+# The layout's import rules (pyproject.toml [tool.importlinter]), then the tests.
+lint: setup
+	$(BIN)/lint-imports
+
+test: lint
 	$(BIN)/python -m pytest -q
 
 eval: setup

@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 from datetime import date
 
-from pipeline.compile import compile_task
-from pipeline.ir_check import check_ir
-from pipeline.materialize import materialize, require_plannable
-from pipeline.pack import Pack, PackError, load_pack
-from pipeline.plan import plan
+from pipeline.packs.pack import Pack, PackError, load_pack
 from pipeline.records import Failure, Run, StageError
 from pipeline.settings import settings
+from pipeline.stages.check import check_ir
+from pipeline.stages.compile import compile_task
+from pipeline.stages.materialize import materialize, require_plannable
+from pipeline.stages.plan import plan
 
 SYMBOLIC_STAGES = ("check", "materialize", "compile", "plan")
 ALL_STAGES = ("translate", *SYMBOLIC_STAGES)
@@ -24,7 +24,7 @@ ALL_STAGES = ("translate", *SYMBOLIC_STAGES)
 
 def backend_for(translator: str):
     """The LLM backend a translator name stands for, configured from the settings."""
-    from pipeline.llm import get_backend
+    from pipeline.llm.backends import get_backend
 
     s = settings()
     if translator == "hf":
@@ -36,7 +36,7 @@ def backend_for(translator: str):
 
 
 def _translate(run: Run, pack: Pack) -> None:
-    from pipeline.translate import translate
+    from pipeline.stages.translate import translate
 
     translation = translate(run.query, pack, backend_for(run.translator or settings().translator), run.today,
                             constrain=run.constrain, goal_choice=run.goal_choice)

@@ -8,7 +8,7 @@ os.environ.setdefault("NESYPLAN_RESTORE_INTERVAL_S", "1")
 
 import pytest  # noqa: E402
 
-from pipeline.pack import load_pack  # noqa: E402
+from pipeline.packs.pack import load_pack  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -10,10 +10,10 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
-from pipeline.ir_check import MAX_IR_CHARS
-from pipeline.pack import PackError, load_pack, pack_names
+from pipeline.packs.pack import PackError, load_pack, pack_names
 from pipeline.records import Run
 from pipeline.run import new_run
+from pipeline.stages.check import MAX_IR_CHARS
 
 app = FastAPI(title="nesyplan", version="0.1.0",
               description="Plain-language requests -> inspectable plans of API calls.")

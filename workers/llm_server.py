@@ -24,7 +24,7 @@ class ChatRequest(BaseModel):
 
 
 def make_app(model: str | None = None, gguf_file: str | None = None) -> FastAPI:
-    from pipeline.llm import get_backend
+    from pipeline.llm.backends import get_backend
 
     app = FastAPI(title="nesyplan LLM server", description="OpenAI-compatible chat completions")
     state: dict = {}

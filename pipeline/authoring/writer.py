@@ -1,0 +1,87 @@
+"""Writing a generated pack: pack.yaml, its rules, its domain PDDL and its prompt template, each from a
+jinja2 template in `pipeline/authoring/templates/`, into the packs root's `domains/`, `asp_rules/`, `pddl/`.
+
+Two generators use it: the scale benchmark's catalog (`scale_pack.py`, goals that each call one API) and
+flow packs (`flow_packs.py`, an intent's flow of APIs).
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from pipeline.stages.compile import wants_predicate
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined,
+                              autoescape=False, keep_trailing_newline=True, trim_blocks=False)
+
+
+def render(template: str, **context) -> str:
+    return _env().get_template(template).render(**context)
+
+
+def pack_paths(root: Path, name: str) -> dict[str, Path]:
+    return {"yaml": root / "domains" / name / "pack.yaml",
+            "prompt": root / "domains" / name / "prompts" / "translate.j2",
+            "rules": root / "asp_rules" / name,
+            "pddl": root / "pddl" / name / "domain.pddl"}
+
+
+# What the generic rules' error atoms tell the user (templates/pack/*.lp.j2 raise them).
+GENERIC_ERRORS = {
+    "conflicting_values": "the request gives two different values for one argument",
+    "unknown_goal": "the IR names a goal this domain does not have",
+    "two_goals_for_one_id": "the IR gives one goal id two goals",
+    "argument_without_goal": "the IR gives an argument to a goal id it never declared",
+    "argument_not_taken": "the IR gives a goal an argument its API does not take",
+    "refers_to_itself": "an argument refers to the output of its own goal",
+    "output_not_accepted": "an argument refers to an output of a kind it cannot take",
+}
+
+
+def _dump_yaml(spec: dict, header: str) -> str:
+    body = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=110)
+    return "".join(f"# {line}\n" for line in header.splitlines()) + body
+
+
+def write_pack(root: Path, spec: dict, rules: dict[str, str], domain_pddl: str, header: str) -> dict[str, Path]:
+    """Write every file of a pack; the rules folder is replaced whole (no stale rule file survives)."""
+    paths = pack_paths(root, spec["name"])
+    for key in ("yaml", "prompt", "pddl"):
+        paths[key].parent.mkdir(parents=True, exist_ok=True)
+    paths["yaml"].write_text(_dump_yaml(spec, header), encoding="utf-8")
+    shutil.copyfile(TEMPLATES / "translate.j2", paths["prompt"])
+    if paths["rules"].exists():
+        shutil.rmtree(paths["rules"])
+    paths["rules"].mkdir(parents=True)
+    for file, text in rules.items():
+        (paths["rules"] / file).write_text(text, encoding="utf-8")
+    paths["pddl"].write_text(domain_pddl, encoding="utf-8")
+    return paths
+
+
+def generic_rules(name: str, arguments: list[str], generator: str) -> dict[str, str]:
+    """The rule files every generated pack shares: IR -> goals and arguments, normalisation, constraints."""
+    return {f"{part}.lp": render(f"{part}.lp.j2", name=name, generator=generator, arguments=arguments)
+            for part in ("ir_to_domain", "normalize", "constraints")}
+
+
+def call_pack_files(spec: dict, generator: str) -> tuple[dict[str, str], str]:
+    """Rules and domain PDDL of a pack whose goals each call one API (the quickbooks shape)."""
+    name = spec["name"]
+    arguments = list(spec.get("arguments", {}))
+    rules = generic_rules(name, arguments, generator)
+    apis = [{"name": api, "wants": wants_predicate(api), "arguments": a.get("arguments", [])}
+            for api, a in spec["apis"].items()]
+    pddl = render("domain.pddl.j2", name=name, generator=generator, argtypes=arguments, apis=apis,
+                  max_arity=max([len(a["arguments"]) for a in apis] + [0]))
+    return rules, pddl

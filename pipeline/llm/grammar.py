@@ -1,0 +1,266 @@
+"""The pack compiled into a grammar of valid IR (FARS-style constrained decoding), per request.
+
+Only the pack's goal names (or the retrieved ones) can be written; each goal only its own argument
+predicates, in a fixed order, with a period-like IR predicate (`_period`) instead of the arguments it gives.
+Values are holes restricted to what the request grounds: a span of the request that the argument's own
+normaliser can read ("last quarter" for a date, "75 bucks" for an amount, "link my bank" for a help topic),
+or the value that span normalises to. So the model copies rather than invents, and cannot write a value
+the request does not give: an argument with no such span cannot be written at all and stays missing.
+Arguments that accept another call's output may also name another goal's id. The output is EBNF for
+xgrammar (GBNF-compatible, so llama.cpp-style servers accept it too).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+
+from pipeline.packs.pack import Pack
+from pipeline.values import dates
+from pipeline.values.normalizers import NORMALIZERS, _stem, choice_spans, full_name
+from pipeline.values.numbers import format_amount, parse_amount
+
+MAX_GOALS = 3
+MAX_SPAN_TOKENS = 10
+MAX_TEXT_SPAN_TOKENS = 6  # free text (an invoice's detail) is short
+NONE_LINE = "% no goal of this domain covers the request"
+# Spans are runs of word tokens with the text between them ("4,500", "jake.miller@gmail.com", "P&L"); a gap
+# longer than a few characters, or one holding a quote, a backslash or a line break, ends a span.
+_TOKEN = re.compile(r"[^\W_]+")
+_MAX_GAP = 3
+
+
+def _literal(text: str) -> str:
+    """An EBNF string literal (JSON escaping is what xgrammar's EBNF reads)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _asp_string(text: str) -> str:
+    """The ASP string literal of a value, as the IR writes it."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def request_spans(query: str, max_tokens: int = MAX_SPAN_TOKENS) -> list[tuple[int, int]]:
+    """(start, end) of every run of 1..max_tokens consecutive tokens of the request."""
+    tokens = list(_TOKEN.finditer(query))
+    spans = []
+    for i, first in enumerate(tokens):
+        for j in range(i, min(len(tokens), i + max_tokens)):
+            if j > i:
+                gap = query[tokens[j - 1].end():tokens[j].start()]
+                if len(gap) > _MAX_GAP or any(c in gap for c in '"\\\n\r'):
+                    break
+            spans.append((first.start(), tokens[j].end()))
+    return spans
+
+
+def _maximal(readable: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Drop every readable span inside a longer readable one: "December 2023" in "September to December
+    2023", "500" in "1,500", "call" in "video call" are parts, not values."""
+    return [a for a in readable if not any(b != a and b[0] <= a[0] and a[1] <= b[1] for b in readable)]
+
+
+def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:
+    """The words that make each reading: no span that reads the same with fewer words ("ring", not "give
+    me a ring"), and none inside a span that reads otherwise ("call" inside "video call")."""
+    inside = lambda a, b: a != b and b[0] <= a[0] and a[1] <= b[1]  # noqa: E731
+    minimal = [a for a in readable if not any(inside(b, a) and values[b] == values[a] for b in readable)]
+    return [a for a in minimal if not any(inside(a, b) and values[b] != values[a] for b in minimal)]
+
+
+def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
+    """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
+    normaliser reads, and what it reads it as. Free text (an invoice's detail) may be any short span."""
+    spans = request_spans(text)
+    tokens = list(_TOKEN.finditer(text))
+    periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in spans}
+    readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
+    candidates: dict[str, list[str]] = {}
+    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
+               and not {_TOKEN.findall(text[sp[0]:sp[1]])[i].lower() for i in (0, -1)} & _EDGE_WORDS]
+    claimed = readable_periods + amounts  # words of a date or an amount are not free text
+    for name, extra in pack.spec.ir_extra.items():
+        if extra.normalizer == "period":
+            candidates[name] = [text[a:b] for a, b in readable_periods]
+        elif extra.normalizer == "full_name":
+            candidates[name] = list(dict.fromkeys(
+                text[a:b] for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
+                and text[a].isupper() and full_name(text[a:b]) is not None))
+    for name, spec in pack.spec.arguments.items():
+        found: dict[str, None] = {}
+        if spec.normalizer == "date":
+            for sp in readable_periods:
+                p = periods[sp]
+                if name == "charge_date" and p.start != p.end:
+                    continue
+                found[text[sp[0]:sp[1]]] = None
+                found[dates.format_date(p.end if name == "end_date" else p.start)] = None
+        elif spec.normalizer == "lowercase_text":
+            # Free text names a thing: whole phrases ("logo design", not "design") without the words of a
+            # date or an amount, of the pack's goals ("invoice") or of the request itself ("make", "for").
+            phrases = []
+            for a, b in spans:
+                words = [w.lower() for w in _TOKEN.findall(text[a:b])]
+                if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _EDGE_WORDS or words[-1] in _EDGE_WORDS
+                        or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
+                        or any(c[0] < b and a < c[1] for c in claimed)):
+                    continue
+                phrases.append((a, b))
+            for a, b in _maximal(phrases):
+                found[text[a:b]] = None
+                found[text[a:b].lower()] = None
+        elif spec.normalizer == "amount":
+            # Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates.
+            for a, b in _maximal([sp for sp in amounts
+                                  if not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods)]):
+                found[text[a:b]] = None
+                found[format_amount(parse_amount(text[a:b], whole=True))] = None
+        elif spec.normalizer == "choice":
+            # The words that name a value ("ring" -> phone, "video call" -> video), not a sentence around them.
+            for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
+                found[text[tokens[first].start():tokens[last].end()]] = None
+                found[value] = None
+        else:
+            normalize = NORMALIZERS[spec.normalizer]
+            values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
+                      for sp in spans}
+            readable = [sp for sp in spans if values[sp] is not None]
+            if spec.normalizer != "person_name":
+                readable = _smallest(readable, values)
+            for sp in readable:
+                found[text[sp[0]:sp[1]]] = None
+                found[values[sp]] = None
+        candidates[name] = list(found)
+    return candidates
+
+
+_EDGE_WORDS = set("a an the for of to and or with about from in on at my our your me i please pls".split())
+# Words of the request itself, not of the thing it names: never part of free text.
+_REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
+    "make create send bill new need want like can could would do set up generate prepare get give show tell "
+    "how run pull look find check open".split())
+
+
+def _goal_words(pack: Pack) -> set[str]:
+    return {w for goal in pack.spec.goals for w in goal.split("_")}
+
+
+# Arguments whose words, once present, are the value: a readable date, amount, email, phone or listed
+# value in the goal's own words is written (the LLM picks which one), never left out. Names and free text
+# are written only if the LLM chooses to.
+FORCED_NORMALIZERS = {"date", "amount", "email", "phone", "choice"}
+
+
+def _naming_words(pack: Pack, goal: str) -> set[str]:
+    """The words that name a goal's output ("invoice" for create_invoice, "report" and "expense" for
+    expense_report), folded like the closed-value matcher folds them."""
+    api = pack.spec.apis[pack.spec.goals[goal].api]
+    return {_stem(w) for w in [*goal.split("_"), api.produces]} - {_stem(w) for w in _REQUEST_WORDS}
+
+
+def _without_references(pack: Pack, candidates: dict[str, list[str]], others: list[str]) -> dict[str, list[str]]:
+    """Where another goal of the request produces what an argument accepts, words naming that goal's output
+    ("about the invoice") refer to it: they are not a value ("Invoicing") of the argument."""
+    naming = set().union(*(_naming_words(pack, g) for g in others)) if others else set()
+    result = dict(candidates)
+    for name, spec in pack.spec.arguments.items():
+        if spec.normalizer != "choice" or not any(
+                pack.spec.apis[pack.spec.goals[g].api].produces in spec.accepts_output for g in others):
+            continue
+        spans = [v for v in candidates[name] if v not in spec.values
+                 and not any(_stem(w.lower()) in naming for w in _TOKEN.findall(v))]
+        values = {NORMALIZERS["choice"](v, values=spec.values, synonyms=spec.synonyms) for v in spans}
+        result[name] = spans + [v for v in candidates[name] if v in values]
+    return result
+
+
+def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
+               sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True) -> str:
+    """EBNF of the IRs a translator may write for this request.
+
+    `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
+    order, and only fills their arguments (goals chosen by retrieval), each from its own words
+    (`sources[i]`, default the whole request); otherwise it names one to `max_goals` of them, none twice,
+    or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
+    domain)."""
+    goals = [g for g in (pack.spec.goals if goals is None else goals) if g in pack.spec.goals]
+    whole = value_candidates(pack, query, today)
+    by_position = {i: value_candidates(pack, src, today) if src != query else whole
+                   for i, src in enumerate(sources or [], 1)} if fixed else {}
+    if fixed:
+        for i, goal in enumerate(goals, 1):
+            others = [g for j, g in enumerate(goals, 1) if j != i]
+            by_position[i] = _without_references(pack, by_position.get(i, whole), others)
+    count = len(goals) if fixed else min(max_goals, len(goals))
+    rules: list[str] = []
+    defined: set[str] = set()
+
+    def define(name: str, body: str) -> str:
+        if name not in defined:
+            defined.add(name)
+            rules.append(f"{name} ::= {body}")
+        return name
+
+    def fact(predicate: str, gid: str, argument: str, position: int) -> str | None:
+        """The fact giving one argument, or None when nothing can fill it."""
+        candidates = by_position.get(position, whole)
+        options = [_literal(_asp_string(v)) for v in candidates.get(argument, [])]
+        spec = pack.spec.arguments.get(argument)
+        if spec is not None and spec.accepts_output and count > 1:
+            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position]
+        if not options:
+            return None
+        values = define(f"v_{argument}_{position}", " | ".join(options))
+        return f"{_literal(f'_{predicate}({gid}, ')} {values} {_literal(').' + chr(10))}"
+
+    def optional(argument: str, rule: str) -> str:
+        spec = pack.spec.arguments.get(argument) or pack.spec.ir_extra[argument]
+        forced = spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period"
+        return f"({rule})" if fixed and forced else f"({rule})?"
+
+    def goal_rule(goal: str, position: int) -> str:
+        name = f"goal{position}_{goal}"
+        if name in defined:
+            return name
+        gid = f"g{position}"
+        takes = pack.spec.apis[pack.spec.goals[goal].api].arguments
+        parts = [_literal(f"_goal({gid}, {goal}).\n")]
+        given_by_extra: set[str] = set()
+        for extra, extra_spec in pack.spec.ir_extra.items():
+            if set(extra_spec.gives) <= set(takes):
+                # Either the period-like fact, or the arguments it gives, one by one.
+                together = fact(extra, gid, extra, position)
+                each = [f for a in extra_spec.gives if (f := fact(a, gid, a, position))]
+                # The arguments one by one: at least the first written, the others optional after it.
+                one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]])
+                              for i in range(len(each))]
+                alternatives = ([together] if together else []) + one_by_one
+                if alternatives:
+                    parts.append(optional(extra, " | ".join(f"({a})" for a in alternatives)))
+                given_by_extra |= set(extra_spec.gives)
+        for argument in takes:
+            if argument not in given_by_extra and (f := fact(argument, gid, argument, position)):
+                parts.append(optional(argument, f))
+        return define(name, " ".join(parts))
+
+    none = _literal(NONE_LINE + "\n")
+    if fixed:
+        body = " ".join(goal_rule(goal, i) for i, goal in enumerate(goals, 1)) if goals else none
+        return "\n".join([f"root ::= {body}", *rules]) + "\n"
+
+    def rest(used: tuple[str, ...]) -> str:
+        """After the goals used so far: another unused one, or the end."""
+        options = []
+        for goal in goals:
+            if goal not in used:
+                follow = rest(used + (goal,)) if len(used) + 1 < count else ""
+                options.append(f"{goal_rule(goal, len(used) + 1)} {follow}".strip())
+        name = "rest_" + "_".join(used) if used else "first"
+        if name not in defined:
+            body = " | ".join(options) if options else '""'
+            define(name, f"({body})?" if used and options else body)
+        return name
+
+    root = (f"root ::= {rest(())}" + (f" | {none}" if allow_none else "")) if goals else f"root ::= {none}"
+    return "\n".join([root, *rules]) + "\n"

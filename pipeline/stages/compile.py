@@ -1,0 +1,87 @@
+"""Stage `compile`: materialized goals -> task PDDL, deterministically.
+
+Every goal becomes a call object with one var per argument and one for its output. A value given in the
+request is `(has_value v)` in init; a missing one is `(askable v)` (get_info_api may fill it); a dataflow
+argument is the producing call's output var. PDDL names are built only from pack identifiers and goal
+positions; the values themselves appear only as JSON-escaped comments, so no value can alter the PDDL.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import jinja2
+
+from pipeline.packs.flows import api_constant
+from pipeline.packs.pack import Pack
+from pipeline.records import Materialized, TaskPDDL
+
+_LETTERS = "xyzwvutsrqponm"
+
+
+def plan_variable(index: int) -> str:
+    """x, y, z, ... as in the paper; then v15, v16 for long requests."""
+    return _LETTERS[index] if index < len(_LETTERS) else f"v{index + 1}"
+
+
+def wants_predicate(api: str) -> str:
+    return "wants_" + api.removesuffix("_api")
+
+
+@lru_cache(maxsize=2)
+def _template(name: str = "task.pddl.j2") -> jinja2.Template:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.stages", "templates"),
+                             undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    return env.get_template(name)
+
+
+def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
+    if pack.flow_domain is not None:
+        return compile_flow_task(materialized, pack)
+    outputs = {g.goal_id: plan_variable(i) for i, g in enumerate(materialized.goals)}
+    calls, variables, init, values, slots = {}, [], [], [], {}
+    for goal in materialized.goals:
+        out = outputs[goal.goal_id]
+        call = f"call_{out}"
+        calls[call] = goal.goal_id
+        variables.append(out)
+        init += [f"({wants_predicate(goal.api)} {call})", f"(output {call} {out})"]
+        for position, (argument, binding) in enumerate(goal.args.items(), 1):
+            if binding.kind == "ref":
+                var = outputs[binding.ref]
+            else:
+                var = f"{out}_{argument}"
+                variables.append(var)
+                if binding.kind == "value":
+                    init.append(f"(has_value {var})")
+                    values.append({"var": var, "json": json.dumps(binding.value, ensure_ascii=True)})
+                else:
+                    init.append(f"(askable {var})")
+            slots[f"{goal.goal_id}.{argument}"] = var
+            init += [f"(arg{position} {call} {var})", f"(has_type {var} {argument})"]
+    text = _template().render(domain=pack.name, calls=list(calls), vars=variables, init=init,
+                                values=values)
+    return TaskPDDL(text=text, calls=calls, slots=slots)
+
+
+def compile_flow_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
+    """A flow pack's task: each intent is a call whose flow steps are step objects in a `next` chain,
+    each step holding `todo` facts for its APIs; the goal is every call past its last step."""
+    flow = pack.flow_domain
+    calls, steps, init, goal = {}, [], [], []
+    for index, materialized_goal in enumerate(materialized.goals):
+        var = plan_variable(index)
+        call = f"call_{var}"
+        calls[call] = materialized_goal.goal_id
+        flow_steps = flow.intents[materialized_goal.api]
+        names = [f"{var}_s{i}" for i in range(1, len(flow_steps) + 1)] + [f"{var}_end"]
+        steps += names
+        init.append(f"(current {call} {names[0]})")
+        init += [f"(next {a} {b})" for a, b in zip(names, names[1:])]
+        init += [f"(todo {call} {names[i]} {api_constant(api)})" for i, step in enumerate(flow_steps)
+                 for api in step.apis]
+        goal.append(f"(current {call} {names[-1]})")
+    text = _template("flow_task.pddl.j2").render(domain=pack.name, calls=list(calls), steps=steps, init=init,
+                                                  goal=goal)
+    return TaskPDDL(text=text, calls=calls, slots={})

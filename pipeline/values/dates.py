@@ -1,0 +1,299 @@
+"""Reading dates and periods the way people write them, resolved against `today`.
+
+Rules (shared/benchmark/quickbooks/SPEC.md): a month, day, quarter or half written without a year is the most
+recent one that has begun on or before `today`; in a span the end is the first such period on or after the
+start, and a year written on one end applies to both; relative periods (last month, year to date, last N
+days) are computed from `today`. Anything this module cannot read gives `None`: the caller then asks the user
+rather than guessing.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Callable
+
+from pipeline.values.numbers import parse_number_words
+
+MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name: i for i, name in enumerate(calendar.month_abbr) if name})
+MONTHS = {k.lower(): v for k, v in MONTHS.items()}
+MONTHS["sept"] = 9
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+            "last": 4}
+
+_MONTH_RE = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY_RE = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR_RE = r"(?P<year>\d{4}|'\d{2})"
+# Connectors that split a written span into its two ends, tried in this order.
+_SPAN_PATTERNS = [
+    r"^(?:starting|beginning|start)\s+(?:on\s+|from\s+|in\s+)?(?P<a>.+?),?\s+(?:and\s+)?(?:ending|end|finishing)\s+(?:on\s+|in\s+|at\s+)?(?P<b>.+)$",
+    r"^between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$",
+    r"^(?:from\s+)?(?P<a>.+?)\s+(?:to|through|thru|till|until|up to|and ending)\s+(?P<b>.+)$",
+    r"^(?:from\s+)?(?P<a>.+?)\s*(?:-|–|—)\s*(?P<b>.+)$",
+]
+
+
+@dataclass(frozen=True)
+class Period:
+    start: date
+    end: date
+
+
+@dataclass(frozen=True)
+class Expression:
+    """One end of a span as written: either fixed (has a year, or is relative to today) or floating."""
+
+    fixed: Period | None = None
+    in_year: Callable[[int], Period] | None = None  # the period in a given year (for floating ones)
+    year: int | None = None
+
+    def resolve(self, today: date) -> Period:
+        """The period itself; a floating one is the most recent that has begun on or before today."""
+        if self.fixed:
+            return self.fixed
+        assert self.in_year
+        if self.year is not None:
+            return self.in_year(self.year)
+        candidate = self.in_year(today.year)
+        return candidate if candidate.start <= today else self.in_year(today.year - 1)
+
+
+def _month(year: int, month: int) -> Period:
+    return Period(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]))
+
+
+def _months(year: int, first: int, last: int) -> Period:
+    return Period(_month(year, first).start, _month(year, last).end)
+
+
+def _quarter(year: int, q: int) -> Period:
+    return _months(year, 3 * q - 2, 3 * q)
+
+
+def _half(year: int, h: int) -> Period:
+    return _months(year, 6 * h - 5, 6 * h)
+
+
+def _year(year: int) -> Period:
+    return Period(date(year, 1, 1), date(year, 12, 31))
+
+
+def _day(year: int, month: int, day: int) -> Period:
+    d = date(year, month, day)
+    return Period(d, d)
+
+
+def _full_year(text: str | None) -> int | None:
+    if not text:
+        return None
+    text = text.strip("'’ ")
+    return int(text) + 2000 if len(text) == 2 else int(text)
+
+
+def _clean(text: str) -> str:
+    text = text.lower().replace("’", "'").strip()
+    text = re.sub(r"[?!;]+", " ", text)
+    text = re.sub(r"\s+", " ", text).strip(" .,")
+    text = re.sub(r"^(?:for|in|on|of|during|over|at)\s+", "", text)
+    text = re.sub(r"^(?:the|a)\s+", "", text)
+    return text.strip()
+
+
+def _relative_year(text: str, today: date) -> tuple[str, int | None]:
+    """Pull a year given in words ("of last year") or digits out of the text."""
+    for words, offset in (("last year", -1), ("previous year", -1), ("prior year", -1), ("this year", 0),
+                          ("current year", 0), ("next year", 1)):
+        pattern = rf"(?:\s*(?:of|in)\s+|\s+)?{words}(?:'s)?"
+        if re.search(pattern, text) and not re.fullmatch(rf"{words}", text):
+            return re.sub(pattern, "", text).strip(), today.year + offset
+    return text, None
+
+
+def _relative(text: str, today: date) -> Period | None:
+    """Periods computed from today: this/last/next month, quarter, half, year, week; year to date; N days."""
+    if text in {"today", "now"}:
+        return Period(today, today)
+    if text == "yesterday":
+        return _relative(_clean("1 day ago"), today)
+    if text in {"day before yesterday", "the day before yesterday"}:
+        return _relative("2 days ago", today)
+    m = re.fullmatch(r"(?P<n>[\w\- ]+?) (?P<unit>days?|weeks?) ago", text)
+    if m and (n := parse_number_words(m["n"])) is not None:
+        d = today - timedelta(days=int(n) * (7 if m["unit"].startswith("week") else 1))
+        return Period(d, d)
+    m = re.fullmatch(r"(?:last|past|previous|trailing) (?P<n>[\w\- ]+?) (?P<unit>days?|weeks?)", text)
+    if m and (n := parse_number_words(m["n"])) is not None:
+        days = int(n) * (7 if m["unit"].startswith("week") else 1)
+        return Period(today - timedelta(days=days), today)
+    if text in {"year to date", "ytd", "so far this year", "this year so far", "year-to-date"}:
+        return Period(date(today.year, 1, 1), today)
+    if text in {"month to date", "mtd", "so far this month"}:
+        return Period(date(today.year, today.month, 1), today)
+    if text in {"quarter to date", "qtd", "so far this quarter"}:
+        return Period(_quarter(today.year, (today.month - 1) // 3 + 1).start, today)
+    m = re.fullmatch(r"(?P<which>this|current|last|previous|prior|past|next) "
+                     r"(?P<unit>month|quarter|half|year|fiscal year|calendar year|week)", text)
+    if not m:
+        return None
+    step = {"this": 0, "current": 0, "next": 1}.get(m["which"], -1)
+    unit = m["unit"]
+    if unit == "week":
+        monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
+        return Period(monday, monday + timedelta(days=6))
+    if unit == "month":
+        index = today.year * 12 + today.month - 1 + step
+        return _month(index // 12, index % 12 + 1)
+    if unit == "quarter":
+        index = today.year * 4 + (today.month - 1) // 3 + step
+        return _quarter(index // 4, index % 4 + 1)
+    if unit == "half":
+        index = today.year * 2 + (today.month - 1) // 6 + step
+        return _half(index // 2, index % 2 + 1)
+    return _year(today.year + step)
+
+
+def _weekday(text: str, today: date) -> Period | None:
+    m = re.fullmatch(r"(?:(?P<last>last|past|previous) )?(?P<day>" + "|".join(WEEKDAYS) + ")", text)
+    if not m:
+        return None
+    back = (today.weekday() - WEEKDAYS[m["day"]]) % 7
+    if m["last"] and back == 0:
+        back = 7
+    d = today - timedelta(days=back)
+    return Period(d, d)
+
+
+def parse_expression(text: str, today: date) -> Expression | None:
+    """Read one date or period (not a span)."""
+    text = _clean(text)
+    if not text:
+        return None
+    if (fixed := _relative(text, today)) or (fixed := _weekday(text, today)):
+        return Expression(fixed=fixed)
+    text, word_year = _relative_year(text, today)
+
+    def floating(in_year: Callable[[int], Period], year: int | None) -> Expression:
+        year = year if year is not None else word_year
+        return Expression(in_year=in_year, year=year)
+
+    try:
+        if m := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})", text):
+            return Expression(fixed=_day(_full_year(m[3]), int(m[1]), int(m[2])))
+        if m := re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", text):
+            return Expression(fixed=_day(int(m[1]), int(m[2]), int(m[3])))
+        if m := re.fullmatch(r"(\d{1,2})/(\d{1,2})", text):
+            month, day = int(m[1]), int(m[2])
+            return floating(lambda y: _day(y, month, day), None)
+        if m := re.fullmatch(r"(\d{1,2})/(\d{4})", text):
+            return Expression(fixed=_month(int(m[2]), int(m[1])))
+        return _named_period(text, floating)
+    except ValueError:  # a day that does not exist (February 30th)
+        return None
+
+
+def _named_period(text: str, floating) -> Expression | None:
+    """Quarters, halves, fiscal and calendar years, months and days named in words."""
+    year_tail = r"(?:,?\s*(?:of\s+|in\s+)?" + _YEAR_RE + r")?"
+    # Quarters: Q1 2023, 1Q23, Q1 '23, first quarter of 2023, quarter 3.
+    for pattern in (r"q(?P<n>[1-4])(?:\s*(?:fy)?\s*(?P<y>\d{4}|'?\d{2}))?",
+                    r"(?P<n>[1-4])q\s*(?P<y>\d{4}|'?\d{2})?",
+                    r"(?:fy\s*(?P<y>\d{4}|'?\d{2})\s+)q(?P<n>[1-4])",
+                    r"(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|last) (?:fiscal |calendar )?quarter"
+                    r"(?:,?\s*(?:of\s+|in\s+)?(?:fy\s*)?(?P<y>\d{4}|'\d{2}))?",
+                    r"quarter (?P<n>[1-4])(?:,?\s*(?:of\s+|in\s+)?(?P<y>\d{4}|'\d{2}))?"):
+        if m := re.fullmatch(pattern, text):
+            n = int(m["n"]) if m.groupdict().get("n") else ORDINALS[m["o"]]
+            return floating(lambda y, n=n: _quarter(y, n), _full_year(m["y"]))
+    # Halves: H1 2023, 2H25, first half of 2023.
+    for pattern in (r"h(?P<n>[12])(?:\s*(?P<y>\d{4}|'?\d{2}))?",
+                    r"(?P<n>[12])h\s*(?P<y>\d{4}|'?\d{2})?",
+                    r"(?P<o>first|second|1st|2nd|last) half(?:,?\s*(?:of\s+|in\s+)?(?:fy\s*)?(?P<y>\d{4}|'\d{2}))?"):
+        if m := re.fullmatch(pattern, text):
+            n = int(m["n"]) if m.groupdict().get("n") else min(ORDINALS[m["o"]], 2)
+            return floating(lambda y, n=n: _half(y, n), _full_year(m["y"]))
+    # Years: 2022, FY21, FY 2021, fiscal year 2022, calendar year 2022.
+    if m := re.fullmatch(r"(?:fy|fiscal year|fiscal|calendar year|year|cy)?\s*'?(?P<y>\d{4}|\d{2})", text):
+        if len(m["y"]) == 4 or text != m["y"]:  # a bare two-digit number is no year
+            return Expression(fixed=_year(_full_year(m["y"])))
+    # Days and months in words: January 15, 2023; 15 Jan 2023; the 3rd of March; March; nov '23.
+    for pattern in (_MONTH_RE + r"\s+" + _DAY_RE + year_tail,
+                    _DAY_RE + r"\s+(?:of\s+)?" + _MONTH_RE + year_tail):
+        if m := re.fullmatch(pattern, text):
+            month, day = MONTHS[m["month"]], int(m["day"])
+            return floating(lambda y: _day(y, month, day), _full_year(m["year"]))
+    if m := re.fullmatch(r"(?:month of\s+)?" + _MONTH_RE + year_tail, text):
+        month = MONTHS[m["month"]]
+        return floating(lambda y: _month(y, month), _full_year(m["year"]))
+    return None
+
+
+def split_span(text: str) -> tuple[str, str] | None:
+    """'from March to May 2023' -> ('March', 'May 2023'); None when the text is one period."""
+    cleaned = _clean(text)
+    if _relative(cleaned, date(2000, 1, 1)) is not None:  # "year to date" is one period, not a span
+        return None
+    for pattern in _SPAN_PATTERNS:
+        if m := re.fullmatch(pattern, cleaned):
+            return m["a"], m["b"]
+    return None
+
+
+def resolve_span(first: str, last: str, today: date) -> Period | None:
+    """The period from the first day of `first` to the last day of `last`; either may be empty."""
+    try:
+        return _resolve_span(first, last, today)
+    except ValueError:  # a day that does not exist in the year it resolves to (February 29th, 2023)
+        return None
+
+
+def _resolve_span(first: str, last: str, today: date) -> Period | None:
+    a = parse_expression(first, today) if first.strip() else None
+    b = parse_expression(last, today) if last.strip() else None
+    if a is None and b is None:
+        return None
+    if b is None:
+        return a.resolve(today) if not last.strip() else None
+    if a is None:
+        return b.resolve(today) if not first.strip() else None
+    a_floats = a.fixed is None and a.year is None
+    b_floats = b.fixed is None and b.year is None
+    if a_floats and not b_floats:
+        # A year written on the end applies to the start too: the latest such start not after the end.
+        end = b.resolve(today)
+        start = a.in_year(end.start.year)
+        if start.start > end.start:
+            start = a.in_year(end.start.year - 1)
+        return Period(start.start, end.end)
+    start = a.resolve(today)
+    if b_floats:
+        # The end is the first such period on or after the start.
+        end = b.in_year(start.start.year)
+        if end.start < start.start:
+            end = b.in_year(start.start.year + 1)
+        return Period(start.start, end.end)
+    return Period(start.start, b.resolve(today).end)
+
+
+def resolve_period(text: str, today: date) -> Period | None:
+    """A period as written: one expression or a span of two."""
+    expression = parse_expression(text, today)
+    if expression is not None:
+        try:
+            return expression.resolve(today)
+        except ValueError:  # a day that does not exist in the year it resolves to
+            return None
+    if span := split_span(text):
+        return resolve_span(*span, today)
+    return None
+
+
+def format_date(d: date) -> str:
+    return d.strftime("%m/%d/%Y")
+
+
+def parse_today(text: str) -> date:
+    return date.fromisoformat(text)

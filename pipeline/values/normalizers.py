@@ -1,0 +1,182 @@
+"""Value normalisers named by a pack's argument types (`normalizer:` in pack.yaml).
+
+Each takes the words the request gave and returns the value the API takes, or None when the words do not
+give one (the argument then stays missing and the plan asks for it: never a guess).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Callable
+
+from pipeline.values.numbers import format_amount, parse_amount
+
+_TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?\s+"
+_EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)
+
+
+def _words(text: str) -> str:
+    """Lower case, punctuation folded to spaces: the form closed values are compared in."""
+    return re.sub(r"[^a-z0-9]+", " ", text.lower().replace("_", " ")).strip()
+
+
+def amount(text: str, **_) -> str | None:
+    value = parse_amount(text)
+    return format_amount(value) if value is not None and value > 0 else None
+
+
+def lowercase_text(text: str, **_) -> str | None:
+    text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"'").lower()
+    text = re.sub(r"^(?:for|of|the|a|an)\s+", "", text).strip()
+    return text or None
+
+
+def person_name(text: str, **_) -> str | None:
+    """A name as a person writes it; never read out of an email address."""
+    if "@" in text:
+        return None
+    text = re.sub(r"\s+", " ", text).strip(" .,")
+    text = re.sub(_TITLES, "", text, flags=re.IGNORECASE).strip()
+    if not text or not re.fullmatch(r"[^\W\d_][^\W\d_'’\- ]*(?:['’\- ][^\W\d_]+)*", text):
+        return None
+    parts = re.split(r"([\s\-'’])", text)
+    return "".join(p.capitalize() if p.islower() or p.isupper() and len(p) > 1 else p for p in parts)
+
+
+def full_name(text: str, **_) -> tuple[str | None, str | None] | None:
+    """'Jake Miller' -> (Jake, Miller); 'Mr. Davis' -> (None, Davis): a title goes with a family name;
+    'Sarah' -> (Sarah, None). None when the words are no name."""
+    titled = re.match(_TITLES, text.strip(), flags=re.IGNORECASE) is not None
+    name = person_name(text)
+    if name is None:
+        return None
+    parts = name.split(" ")
+    if len(parts) > 3:
+        return None
+    if len(parts) == 1:
+        return (None, parts[0]) if titled else (parts[0], None)
+    return parts[0], parts[-1]
+
+
+def email(text: str, **_) -> str | None:
+    found = _EMAIL.findall(text)
+    return found[0].lower() if len(found) == 1 else None
+
+
+def phone(text: str, **_) -> str | None:
+    digits = re.sub(r"\D", "", text)
+    if len(digits) == 11 and digits.startswith("1"):
+        digits = digits[1:]
+    if len(digits) != 10:
+        return None
+    return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
+
+
+def choice(text: str, values: list[str], synonyms: dict[str, list[str]] | None = None, **_) -> str | None:
+    """Match words to one value of a closed list: exact (any case), a listed synonym, a misspelling of
+    either, or the longest value or synonym written inside the words. Unmatched words give None."""
+    synonyms = synonyms or {}
+    # Each phrase that names a value, in the folded form: the value itself and its synonyms.
+    phrases: dict[str, str] = {}
+    for value in values:
+        phrases[_words(value)] = value
+    for value, others in synonyms.items():
+        for other in others:
+            phrases.setdefault(_words(other), value)
+    words = _words(text)
+    if not words:
+        return None
+    if words in phrases:
+        return phrases[words]
+    close = difflib.get_close_matches(words, list(phrases), n=2, cutoff=0.85)
+    if close and (len(close) == 1 or phrases[close[0]] == phrases[close[1]] or
+                  difflib.SequenceMatcher(None, words, close[0]).ratio() >
+                  difflib.SequenceMatcher(None, words, close[1]).ratio()):
+        return phrases[close[0]]
+    # A phrase written inside longer words ("forgot my password" -> password); the longest one wins,
+    # misspelt single words included ("reconcilation").
+    padded = f" {words} "
+    inside = [p for p in phrases if f" {p} " in padded]
+    if not inside:
+        tokens = words.split()
+        inside = [p for p in phrases if " " not in p and len(p) >= 6 and
+                  any(difflib.SequenceMatcher(None, t, p).ratio() >= 0.88 for t in tokens)]
+    if not inside:
+        # Every content word of a multi-word phrase, in any order ("connect QuickBooks to my bank" ->
+        # "connect to bank"); the phrase with the most content words wins.
+        stems = {_stem(t) for t in words.split()}
+        inside = [p for p in phrases if len(_content(p)) >= 2 and {_stem(w) for w in _content(p)} <= stems]
+        if inside:
+            most = max(len(_content(p)) for p in inside)
+            winners = {phrases[p] for p in inside if len(_content(p)) == most}
+            return winners.pop() if len(winners) == 1 else None
+    if not inside:
+        return None
+    best = max(len(p) for p in inside)
+    winners = {phrases[p] for p in inside if len(p) == best}
+    return winners.pop() if len(winners) == 1 else None
+
+
+def choice_spans(tokens: list[str], values: list[str], synonyms: dict[str, list[str]] | None = None,
+                 ) -> list[tuple[int, int, str]]:
+    """Where a closed value is named among the words: (first token, last token, value) for each phrase
+    of a value or synonym written out (longest first, no overlaps), each misspelt single word, and each
+    multi-word phrase whose content words all stand within a few words of each other."""
+    phrases: dict[tuple[str, ...], str] = {}
+    for value in values:
+        phrases.setdefault(tuple(_words(value).split()), value)
+    for value, others in (synonyms or {}).items():
+        for other in others:
+            phrases.setdefault(tuple(_words(other).split()), value)
+    folded = [_words(t) for t in tokens]
+    found: list[tuple[int, int, str]] = []
+    taken: set[int] = set()
+    for phrase in sorted(phrases, key=len, reverse=True):
+        for i in range(len(folded) - len(phrase) + 1):
+            span = range(i, i + len(phrase))
+            if tuple(folded[i:i + len(phrase)]) == phrase and not taken & set(span):
+                found.append((i, i + len(phrase) - 1, phrases[phrase]))
+                taken |= set(span)
+    for i, word in enumerate(folded):
+        if i in taken or len(word) < 6:
+            continue
+        close = [p for p in phrases if len(p) == 1 and difflib.SequenceMatcher(None, word, p[0]).ratio() >= 0.88]
+        if len({phrases[p] for p in close}) == 1:
+            found.append((i, i, phrases[close[0]]))
+    stems = [_stem(w) for w in folded]
+    for phrase, value in phrases.items():
+        content = [_stem(w) for w in phrase if w not in _STOPWORDS]
+        if len(content) < 2 or any(v == value for *_, v in found):
+            continue
+        where = [stems.index(w) for w in content if w in stems]
+        if len(where) == len(content) and max(where) - min(where) < 8:
+            found.append((min(where), max(where), value))
+    return sorted(found)
+
+
+_STOPWORDS = set("a an the to of for in on at with and or my me i how do does can you your our we it is".split())
+
+
+def _content(phrase: str) -> list[str]:
+    return [w for w in phrase.split() if w not in _STOPWORDS]
+
+
+def _stem(word: str) -> str:
+    """Crude suffix folding, enough to meet 'deleted' with 'delete' and 'charges' with 'charge'."""
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+NORMALIZERS: dict[str, Callable[..., str | None]] = {
+    "amount": amount,
+    "lowercase_text": lowercase_text,
+    "person_name": person_name,
+    "email": email,
+    "phone": phone,
+    "choice": choice,
+    # dates are read by the date helpers, which need both ends of a span and `today`
+    "date": lambda text, **_: None,
+}

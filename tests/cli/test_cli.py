@@ -1,0 +1,101 @@
+"""The CLI end to end: `nesyplan plan`, `eval` and the shipped examples that `make demo` plans."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from nesyplan.cli import app
+from pipeline.packs.pack import examples
+
+runner = CliRunner()
+
+
+def test_plan_json_holds_every_artifact(tmp_path):
+    ir = tmp_path / "ir.lp"
+    ir.write_text('_goal(g1, expense_report). _period(g1, "last month").\n')
+    result = runner.invoke(app, ["plan", "expenses last month", "--today", "2024-03-10", "--ir", str(ir), "--json"])
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.output)
+    assert run["status"] == "succeeded"
+    assert run["checked_ir"]["facts"][0]["predicate"] == "_goal"
+    assert 'arg(g1,start_date,"02/01/2024")' in run["materialized"]["atoms"]
+    assert "(define (problem request)" in run["task_pddl"]["text"]
+    assert "(define (domain quickbooks)" in run["domain_pddl"]
+    assert run["plan"]["calls"][0]["args"]["end_date"]["value"] == "02/29/2024"
+    assert set(run["timings_ms"]) == {"check", "materialize", "compile", "plan"}
+
+
+def test_plan_reads_ir_from_stdin_and_shows_artifacts():
+    result = runner.invoke(app, ["plan", "some help", "--ir", "-"],
+                           input='_goal(g1, product_help). _help_topic(g1, "[bold]payroll[/]").')
+    assert result.exit_code == 0, result.output
+    assert 'Step 1. x_help_topic = "payroll";' in result.output
+    assert "Step 2. x = help_api(x_help_topic);" in result.output
+
+
+def test_plan_with_hostile_ir_fails_clearly():
+    result = runner.invoke(app, ["plan", "x", "--ir", "-", "--json"], input="#script (python) import os #end.")
+    assert result.exit_code == 1
+    run = json.loads(result.output)
+    assert run["failure"]["kind"] == "ir_rejected" and "#script" in run["failure"]["message"]
+
+
+def test_plan_on_an_unknown_domain():
+    result = runner.invoke(app, ["plan", "x", "--domain", "nope", "--ir", "-", "--json"], input="")
+    assert result.exit_code == 1
+    assert json.loads(result.output)["failure"]["kind"] == "unknown_domain"
+
+
+def test_plan_with_a_bad_today():
+    result = runner.invoke(app, ["plan", "x", "--today", "15/10/2024", "--ir", "-", "--json"],
+                           input="_goal(g1, business_advice).")
+    assert result.exit_code == 1 and "not a date" in json.loads(result.output)["failure"]["message"]
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    records = [
+        {"id": "s1", "query": "a", "today": "2024-10-15", "tags": {"goals": 1, "complete": False, "dataflow": False},
+         "calls": [{"api": "charge_lookup_api", "args": {"charge_date": "10/14/2024", "charge_amount": None}}]},
+        {"id": "s2", "query": "b", "today": "2024-10-15", "tags": {"goals": 0, "complete": True, "dataflow": False},
+         "ood": True, "calls": []},
+    ]
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_eval_json(dataset):
+    result = runner.invoke(app, ["eval", "--dataset", str(dataset), "--translator", "oracle", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert (summary["total"], summary["success"], summary["rate"]) == (2, 2, 1.0)
+    assert summary["failures"] == []
+    assert summary["latency_ms"]["plan"]["p50"] > 0
+
+
+def test_eval_table(dataset):
+    result = runner.invoke(app, ["eval", "--dataset", str(dataset)])
+    assert result.exit_code == 0
+    assert "| **overall** | 2 | 2 | 100.0% |" in result.output
+    assert "| incomplete | 1 | 1 | 100.0% |" in result.output
+
+
+def test_eval_unknown_translator(dataset):
+    result = runner.invoke(app, ["eval", "--dataset", str(dataset), "--translator", "magic"])
+    assert result.exit_code == 2 and "unknown translator" in result.output
+
+
+@pytest.mark.parametrize("query, today, ir_file", examples("quickbooks"))
+def test_shipped_examples_end_as_their_names_say(query, today, ir_file):
+    result = runner.invoke(app, ["plan", query, "--today", today, "--ir", ir_file, "--json"])
+    run = json.loads(result.output)
+    if "error" in ir_file:
+        assert run["failure"]["kind"] == "domain_error"
+    elif "out_of_domain" in ir_file:
+        assert run["failure"]["kind"] == "out_of_domain"
+    else:
+        assert run["status"] == "succeeded"
+        asked = [a for a in run["plan"]["planner_actions"] if a.startswith("get_info_api")]
+        assert bool(asked) == ("incomplete" in ir_file)

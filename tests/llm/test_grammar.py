@@ -1,0 +1,85 @@
+"""The IR grammar: it accepts what a perfect translator writes and nothing a translator must not write."""
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+import xgrammar as xgr
+
+from pipeline.evaluation.calls import oracle_ir
+from pipeline.llm.backends import DEFAULT_GGUF, packaged_model_dir
+from pipeline.llm.grammar import NONE_LINE, ir_grammar, value_candidates
+from pipeline.packs.pack import PROJECT_ROOT
+
+DEV_SET = PROJECT_ROOT.parent / "shared" / "benchmark" / "quickbooks" / "dev.jsonl"
+TODAY = date(2024, 10, 15)
+
+
+@pytest.fixture(scope="module")
+def compiler():
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(packaged_model_dir()), gguf_file=DEFAULT_GGUF)
+    return xgr.GrammarCompiler(xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer)))
+
+
+def accepts(compiler, grammar: str, text: str) -> bool:
+    matcher = xgr.GrammarMatcher(compiler.compile_grammar(grammar))
+    return matcher.accept_string(text) and matcher.is_completed()
+
+
+@pytest.mark.skipif(not DEV_SET.is_file(), reason="the benchmark's dev set is not beside this checkout")
+def test_every_dev_set_oracle_ir_is_accepted(pack, compiler):
+    rejected = []
+    for line in DEV_SET.read_text().splitlines():
+        record = json.loads(line)
+        ir = oracle_ir(record, pack) or NONE_LINE + "\n"
+        if not accepts(compiler, ir_grammar(pack, record["query"], date.fromisoformat(record["today"])), ir):
+            rejected.append(record["id"])
+    assert rejected == []
+
+
+QUERY = "Bill the Hendersons $1,250 for the patio and let me chat with someone about it"
+GOOD = ('_goal(g1, create_invoice).\n_invoice_amount(g1, "1,250").\n_invoice_detail(g1, "patio").\n'
+        '_goal(g2, contact_agent).\n_contact_topic(g2, g1).\n_contact_channel(g2, "chat").\n')
+
+
+def test_a_faithful_translation_is_accepted(pack, compiler):
+    assert accepts(compiler, ir_grammar(pack, QUERY, TODAY), GOOD)
+    assert accepts(compiler, ir_grammar(pack, QUERY, TODAY), GOOD.replace('"$1,250"', '"1250.00"'))
+    assert accepts(compiler, ir_grammar(pack, "what is the meaning of life", TODAY), NONE_LINE + "\n")
+
+
+@pytest.mark.parametrize("bad", [
+    GOOD.replace("create_invoice", "make_invoice"),                                  # no such goal
+    GOOD.replace('"1,250"', '"9,999"'),                                            # a value not in the request
+    GOOD.replace('"chat"', '"phone"'),                                               # a channel not in the request
+    GOOD.replace('_contact_channel(g2, "chat")', '_invoice_detail(g2, "chat")'),     # an argument of another goal
+    GOOD.replace("_contact_topic(g2, g1)", "_contact_topic(g2, g2)"),                # a goal's own output
+    GOOD + '_goal(g3, create_invoice).\n',                                           # a goal twice
+    GOOD.replace('_invoice_detail(g1, "patio").\n', "") + '_invoice_detail(g1, "patio").\n',  # out of order
+    GOOD + "#script (python) import os #end.\n",
+    GOOD.replace('_goal(g2, contact_agent).', '_goal(g2, contact_agent) :- true.'),
+    "",
+])
+def test_what_a_translator_must_not_write_is_rejected(pack, compiler, bad):
+    assert not accepts(compiler, ir_grammar(pack, QUERY, TODAY), bad)
+
+
+def test_fixed_goals_are_written_as_given(pack, compiler):
+    grammar = ir_grammar(pack, QUERY, TODAY, ["create_invoice", "contact_agent"], fixed=True)
+    assert accepts(compiler, grammar, GOOD)
+    assert not accepts(compiler, grammar, GOOD.replace("contact_agent", "product_help").split("_contact_topic")[0])
+    assert not accepts(compiler, grammar, NONE_LINE + "\n")
+    # A channel in the words is written, not left out: the grammar makes it so.
+    assert not accepts(compiler, grammar, GOOD.replace('_contact_channel(g2, "chat").\n', ""))
+    assert accepts(compiler, ir_grammar(pack, QUERY, TODAY, [], fixed=True), NONE_LINE + "\n")
+
+
+def test_holes_hold_only_what_the_request_grounds(pack):
+    candidates = value_candidates(pack, "look up the 75 bucks charge from Sept 28, and call me", TODAY)
+    assert set(candidates["charge_amount"]) == {"75 bucks", "75.00"}  # not "28": it is part of a date
+    assert "09/28/2024" in candidates["charge_date"] and "Sept 28" in candidates["charge_date"]
+    assert set(candidates["contact_channel"]) == {"call", "phone"}
+    assert candidates["customer_email"] == [] and candidates["help_topic"] == []

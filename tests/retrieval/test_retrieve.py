@@ -1,0 +1,222 @@
+"""Goal retrieval: dense, sparse, hybrid; progressive multi-goal retrieval; training; packs at scale."""
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.authoring.scale_pack import scale_requests, scale_spec
+from pipeline.llm.grammar import NONE_LINE, ir_grammar
+from pipeline.packs.pack import load_pack
+from pipeline.retrieval.metrics import evaluate_retrieval, gold_goals
+from pipeline.retrieval.retrievers import build_retriever, trained_model
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Written for these tests (not from any benchmark set): two goals each, in different wordings.
+TWO_GOAL_REQUESTS = [
+    ("give me the income statement for 2022 and then get me a human on the phone about payroll",
+     {"profit_loss_report", "contact_agent"}),
+    ("look up the $80 charge from last Monday, then send an invoice for $300 of gardening",
+     {"charge_lookup", "create_invoice"}),
+    ("how do I reconcile my bank account? also show our spending for last quarter",
+     {"product_help", "expense_report"}),
+]
+
+
+@pytest.fixture(scope="module")
+def retrievers(pack):
+    return {m: build_retriever(pack, m, "packaged") for m in ("dense", "sparse", "hybrid")}
+
+
+@pytest.mark.parametrize("which", ["hybrid packaged", "dense trained", "hybrid trained"])
+@pytest.mark.parametrize("query,goals", TWO_GOAL_REQUESTS)
+def test_progressive_retrieval_returns_both_goals_of_unseen_two_goal_requests(retrievers, training, which,
+                                                                               query, goals):
+    method, model = which.split()
+    retriever = retrievers[method] if model == "packaged" else build_retriever(training["pack"], method)
+    found = retriever.progressive(query)
+    assert goals <= {g.goal for g in found}, found
+
+
+def test_single_step_top1_returns_only_one_of_the_two_goals(retrievers):
+    """What progressive retrieval is for: the top 1 alone cannot hold a two-goal request."""
+    query, goals = TWO_GOAL_REQUESTS[0]
+    assert len(goals & {retrievers["dense"].rank(query)[0].goal}) == 1
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse", "hybrid"])
+def test_every_method_ranks_a_plain_request_and_rejects_an_unrelated_one(retrievers, method):
+    retriever = retrievers[method]
+    assert retriever.rank("pull up the profit and loss statement for March")[0].goal == "profit_loss_report"
+    assert retriever.shortlist("what is the capital of Peru", 3) == []
+    assert retriever.progressive("what is the capital of Peru") == []
+
+
+def test_shortlist_is_capped_and_keeps_the_progressive_goals_first(retrievers):
+    query, goals = TWO_GOAL_REQUESTS[0]
+    shortlist = retrievers["hybrid"].shortlist(query, 4)
+    assert len(shortlist) == 4
+    assert goals <= {g.goal for g in shortlist[:2]}
+    assert len(retrievers["hybrid"].shortlist(query, 1)) == 1
+
+
+def test_unknown_method_is_a_clear_error(pack):
+    with pytest.raises(ValueError, match="unknown retrieval method"):
+        build_retriever(pack, "magic")
+
+
+def test_retrieval_figures_count_what_they_say(training):
+    records = [{"query": q, "goals": sorted(g)} for q, g in TWO_GOAL_REQUESTS]
+    records += [{"query": "list the sales we invoiced in May", "goals": ["invoice_sales_report"]},
+                {"query": "who painted the Mona Lisa", "goals": []}]
+    retriever = build_retriever(training["pack"], "dense")
+    topk = evaluate_retrieval(records, retriever, "topk", 1)
+    progressive = evaluate_retrieval(records, retriever, "progressive")
+    assert topk["single_goal_requests"] == 1 and topk["recall_at_1"] == 1.0
+    assert topk["goal_set_recall"] == 0.25  # one goal shown: only the single-goal request is covered
+    assert progressive["goal_set_recall"] == 1.0
+    assert progressive["ood_rejected"] == 1.0
+
+
+def test_gold_goals_read_every_record_format(pack):
+    assert gold_goals({"calls": [{"api": "help_api", "args": {}}]}, pack) == ["product_help"]
+    assert gold_goals({"error": "x", "calls": [], "intended": [{"api": "profit_loss_api"}]}, pack) == \
+        ["profit_loss_report"]
+    assert gold_goals({"intent": None}, pack) == []
+    assert gold_goals({"goals": ["a"]}, pack) == ["a"]
+
+
+def test_shortlist_grammar_allows_only_the_shortlisted_goals_and_no_way_out(pack):
+    from datetime import date
+
+    import xgrammar
+
+    grammar = ir_grammar(pack, "help me link my bank", date(2024, 1, 1), ["product_help", "contact_agent"],
+                         allow_none=False)
+    compiled = xgrammar.Grammar.from_ebnf(grammar)
+    assert "profit_loss_report" not in grammar
+    assert NONE_LINE not in grammar
+    assert "product_help" in grammar and "contact_agent" in grammar
+    assert compiled is not None
+
+
+# --- a pack copied into a temporary packs root -------------------------------------------------------
+
+def _copy_pack(root: Path, name: str = "quickbooks") -> Path:
+    for part in ("domains", "asp_rules", "pddl"):
+        src = ROOT / part / name
+        if src.exists():
+            shutil.copytree(src, root / part / name, ignore=shutil.ignore_patterns("retriever"))
+    return root
+
+
+def test_a_pack_without_examples_still_retrieves_and_plans(tmp_path, monkeypatch):
+    root = _copy_pack(tmp_path)
+    spec_file = root / "domains" / "quickbooks" / "pack.yaml"
+    spec = yaml.safe_load(spec_file.read_text())
+    for goal in spec["goals"].values():
+        goal.pop("examples", None)
+    spec_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    monkeypatch.setenv("NESYPLAN_PACKS_DIR", str(root))
+    pack = load_pack("quickbooks")
+    assert all(not g.examples for g in pack.spec.goals.values())
+    for method in ("dense", "sparse", "hybrid"):
+        retriever = build_retriever(pack, method, "packaged")
+        assert retriever.rank("profit and loss report for last year")[0].goal == "profit_loss_report"
+    from pipeline.retrieval.train import train_retriever
+
+    with pytest.raises(ValueError, match="no example requests"):
+        train_retriever(pack)
+
+
+@pytest.fixture(scope="module")
+def training(tmp_path_factory):
+    """The quickbooks pack copied to a temporary packs root and its retriever trained there, with every
+    file opened during training recorded (audit hook). A labelled file lies beside the training file."""
+    tmp = tmp_path_factory.mktemp("training")
+    root = _copy_pack(tmp / "packs")
+    data = tmp / "data"
+    data.mkdir()
+    train_file = data / "train.jsonl"
+    train_file.write_text(json.dumps({"query": "a report of profit and loss for winter",
+                                      "goals": ["profit_loss_report"]}) + "\n")
+    decoy = data / "eval.jsonl"
+    decoy.write_text(json.dumps({"query": "decoy", "goals": ["product_help"]}) + "\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NESYPLAN_PACKS_DIR", str(root))
+        pack = load_pack("quickbooks")
+    opened: list[str] = []
+    recording = [True]
+
+    def hook(event, args):
+        if recording[0] and event == "open" and isinstance(args[0], (str, bytes, Path)):
+            opened.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(hook)  # hooks cannot be removed: this one stops recording when training ends
+    from pipeline.retrieval.train import train_retriever
+
+    try:
+        report = train_retriever(pack, train_file)
+    finally:
+        recording[0] = False
+    return {"root": root, "pack": pack, "report": report, "opened": opened, "train_file": train_file,
+            "decoy": decoy}
+
+
+def test_training_reads_only_the_pack_and_the_given_file(training):
+    """Everything opened while training is code, the base model, the pack, the given file or scratch;
+    a labelled file lying beside the training file (an evaluation set) is never read."""
+    root, opened, report = training["root"], training["opened"], training["report"]
+    assert report.held_out > 0 and set(report.before) == set(report.after) == {"recall_at_1", "recall_at_5",
+                                                                                "recall_at_10"}
+    assert trained_model(training["pack"]) == root / "domains" / "quickbooks" / "retriever"
+    allowed = [str(root), str(training["train_file"]), sys.prefix, sys.base_prefix, "/tmp/nesyplan-train-",
+               "/proc", "/sys", "/dev", "/etc", "/usr", str(Path.home() / ".cache")]
+    data_files = [p for p in opened if Path(p).suffix in {".jsonl", ".json", ".yaml", ".yml", ".csv", ".lp", ".txt"}]
+    outside = [p for p in data_files if not any(p.startswith(a) or str(Path(p).resolve()).startswith(a)
+                                                for a in allowed)]
+    assert str(training["decoy"]) not in opened
+    assert not outside, outside
+    assert str(training["train_file"]) in opened
+    # The trained model is what the retriever now uses for this pack.
+    assert build_retriever(training["pack"], "dense").model is not \
+        build_retriever(training["pack"], "dense", "packaged").model
+
+
+def test_training_rejects_a_file_with_goals_the_pack_lacks(tmp_path, pack):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"query": "x", "goals": ["not_a_goal"]}) + "\n")
+    from pipeline.retrieval.train import labelled_requests
+
+    with pytest.raises(ValueError, match="not in pack quickbooks"):
+        labelled_requests(pack, bad)
+
+
+# --- the scale benchmark -----------------------------------------------------------------------------
+
+def test_the_scale_pack_has_500_distinct_goals_and_requests_in_other_words():
+    spec = scale_spec()
+    assert len(spec["goals"]) >= 500
+    descriptions = [g["description"] for g in spec["goals"].values()]
+    assert len(set(descriptions)) == len(descriptions)
+    requests = scale_requests()
+    assert scale_requests() == requests  # deterministic
+    examples = {e for g in spec["goals"].values() for e in g["examples"]}
+    assert not examples & {r["query"] for r in requests}
+    assert {g for r in requests for g in r["goals"]} <= set(spec["goals"])
+    assert sum(len(r["goals"]) == 2 for r in requests) >= 50
+
+
+def test_the_checked_in_scale_pack_is_what_the_generator_writes(tmp_path):
+    from pipeline.authoring.scale_pack import make_scale_pack
+
+    make_scale_pack(tmp_path, tmp_path / "requests.jsonl")
+    for part in ("domains/catalog500/pack.yaml", "asp_rules/catalog500/ir_to_domain.lp", "pddl/catalog500/domain.pddl",
+                 "domains/catalog500/prompts/translate.j2"):
+        assert (tmp_path / part).read_text() == (ROOT / part).read_text(), part
+    assert (tmp_path / "requests.jsonl").read_text() == (ROOT / "domains/catalog500/requests.jsonl").read_text()

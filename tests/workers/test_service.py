@@ -1,0 +1,292 @@
+"""The service against real Redis, real Celery workers and a real HTTP server, each in its own process."""
+
+import concurrent.futures
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from pipeline.packs.pack import PROJECT_ROOT
+
+EXAMPLES = PROJECT_ROOT / "domains" / "quickbooks" / "examples"
+DATAFLOW_IR = (EXAMPLES / "3_dataflow.lp").read_text()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args, env=None, log=None):
+    return subprocess.Popen([sys.executable, "-m", "nesyplan.cli", *args], env={**os.environ, **(env or {})},
+                            stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(proc, sig=signal.SIGTERM):
+    if proc.poll() is None:
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_until(predicate, timeout, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+class Service:
+    """A Redis database, an API server and workers started for a test."""
+
+    def __init__(self, redis_url, tmp_path):
+        self.env = {"NESYPLAN_REDIS_URL": redis_url}
+        self.redis = redis.Redis.from_url(redis_url)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.logs = tmp_path
+        self.workers: list[subprocess.Popen] = []
+        self.api = start(["serve", "--port", str(self.port)], self.env, open(tmp_path / "api.log", "w"))
+        self.http = httpx.Client(base_url=self.url, timeout=10)
+        assert wait_until(self._api_up, 30), (tmp_path / "api.log").read_text()
+
+    def _api_up(self):
+        try:
+            return self.http.get("/v1/domains").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def start_worker(self, name, queues="symbolic"):
+        log = open(self.logs / f"{name}.log", "w")
+        worker = start(["worker", "--queues", queues, "--concurrency", "1", "--name", f"{name}@test",
+                        "--loglevel", "INFO"], self.env, log)
+        self.workers.append(worker)
+        return worker
+
+    def submit(self, ir=DATAFLOW_IR, **extra):
+        body = {"query": "a test request", "domain": "quickbooks", "today": "2024-10-15", "ir": ir, **extra}
+        response = self.http.post("/v1/plans", json=body)
+        assert response.status_code == 202, response.text
+        return response.json()["id"]
+
+    def status(self, run_id):
+        return self.http.get(f"/v1/plans/{run_id}").json()["status"]
+
+    def wait_all(self, ids, timeout=120):
+        def finished():
+            return all(self.status(i) in ("succeeded", "failed") for i in ids)
+        return wait_until(finished, timeout, interval=0.3)
+
+    def close(self):
+        for proc in self.workers + [self.api]:
+            stop(proc)
+        self.http.close()
+
+
+@pytest.fixture
+def service(tmp_path):
+    url = os.environ["NESYPLAN_REDIS_URL"]
+    redis.Redis.from_url(url).flushdb()
+    svc = Service(url, tmp_path)
+    yield svc
+    svc.close()
+
+
+def test_a_request_goes_through_the_chain_and_its_artifacts_are_readable(service):
+    service.start_worker("w1")
+    run_id = service.submit()
+    assert service.wait_all([run_id], 60)
+    run = service.http.get(f"/v1/plans/{run_id}").json()
+    assert run["status"] == "succeeded", run["failure"]
+    assert list(run["timings_ms"]) == ["check", "materialize", "compile", "plan"]
+    for name, needle in [("ir.lp", "_goal(g1, create_invoice)."), ("materialized.lp", "goal(g3,contact_us_api)."),
+                         ("task.pddl", "(define (problem request)"), ("domain.pddl", "(define (domain quickbooks)"),
+                         ("plan.txt", "z = contact_us_api(y, z_contact_channel);")]:
+        response = service.http.get(f"/v1/plans/{run_id}/artifacts/{name}")
+        assert response.status_code == 200 and needle in response.text, (name, response.text)
+    assert service.http.get(f"/v1/plans/{run_id}/artifacts/secret.txt").status_code == 404
+    health = service.http.get("/healthz")
+    assert health.status_code == 200 and health.json()["workers"] == ["w1@test"]
+
+
+def test_a_plain_language_request_is_translated_on_the_llm_queue(service):
+    service.start_worker("gpu", queues="llm")
+    service.start_worker("cpu", queues="symbolic")
+    response = service.http.post("/v1/plans", json={"query": "how do I reconcile my bank account",
+                                                    "today": "2024-10-15"})
+    assert response.status_code == 202, response.text
+    run_id = response.json()["id"]
+    assert service.wait_all([run_id], 240), (service.logs / "gpu.log").read_text()[-2000:]
+    run = service.http.get(f"/v1/plans/{run_id}").json()
+    assert list(run["timings_ms"])[:2] == ["translate", "check"] and run["translator"] == "hf"
+    assert run["status"] == "succeeded", run["failure"]
+    assert run["plan"]["calls"][0]["api"] == "help_api"
+    for name in ("prompt.txt", "llm.txt", "ir.lp"):
+        assert service.http.get(f"/v1/plans/{run_id}/artifacts/{name}").status_code == 200
+
+
+def test_a_domain_error_is_a_failed_run_with_its_reason(service):
+    service.start_worker("w1")
+    run_id = service.submit(ir=(EXAMPLES / "4_error.lp").read_text())
+    assert service.wait_all([run_id], 60)
+    run = service.http.get(f"/v1/plans/{run_id}").json()
+    assert run["status"] == "failed" and run["failure"]["kind"] == "domain_error"
+    assert "ends before it starts" in run["failure"]["message"]
+    assert service.http.get(f"/v1/plans/{run_id}/artifacts/plan.txt").status_code == 404
+
+
+def test_fifty_concurrent_submissions_all_complete(service):
+    service.start_worker("w1")
+    service.start_worker("w2")
+    irs = [p.read_text() for p in sorted(EXAMPLES.glob("*.lp"))]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
+        ids = list(pool.map(lambda i: service.submit(ir=irs[i % len(irs)]), range(50)))
+    assert len(set(ids)) == 50
+    assert service.wait_all(ids, 180)
+    statuses = [service.status(i) for i in ids]
+    expected = [("succeeded" if "error" not in p.name and "out_of_domain" not in p.name else "failed")
+                for p in sorted(EXAMPLES.glob("*.lp"))]
+    assert statuses == [expected[i % len(irs)] for i in range(50)]
+
+
+def test_a_worker_killed_mid_chain_loses_and_duplicates_nothing(service):
+    first = service.start_worker("doomed")
+    ids = [service.submit() for _ in range(20)]
+    # Kill it the hard way once some requests are done and others are half-way through their chain.
+    def mid_chain():
+        runs = [service.http.get(f"/v1/plans/{i}").json() for i in ids]
+        done = sum(r["status"] == "succeeded" for r in runs)
+        partial = sum(r["status"] == "running" for r in runs)
+        return done >= 1 and partial >= 1
+    assert wait_until(mid_chain, 60, interval=0.02)
+    stop(first, signal.SIGKILL)
+    unfinished = [i for i in ids if service.status(i) not in ("succeeded", "failed")]
+    assert unfinished, "the worker was killed after all requests finished: the test proved nothing"
+    service.start_worker("rescuer")
+    assert service.wait_all(ids, 120), [service.status(i) for i in ids]
+    runs = [service.http.get(f"/v1/plans/{i}").json() for i in ids]
+    assert all(r["status"] == "succeeded" for r in runs), [r["failure"] for r in runs]
+    assert all(r["plan"]["text"].count("contact_us_api(") == 1 for r in runs)
+    stored = {k.decode().rsplit(":", 1)[1] for k in service.redis.scan_iter("nesyplan:run:*")}
+    assert stored == set(ids)
+
+
+@pytest.mark.parametrize("body, status", [
+    (b"{not json", 422),
+    (b'{"domain": "quickbooks"}', 422),                                 # no query
+    (b'{"query": "", "ir": ""}', 422),                                  # empty query
+    (b'{"query": "x", "today": "yesterday", "ir": ""}', 422),           # not a date
+    (b'{"query": "x", "domain": "weather", "ir": ""}', 404),            # unknown domain
+    (b'{"query": "x", "domain": "../../etc", "ir": ""}', 404),          # not even a name
+    (b'{"query": "x", "translator": "magic"}', 400),                  # no such translator
+    (b'[1, 2, 3]', 422),
+])
+def test_bad_input_gets_4xx_with_a_message(service, body, status):
+    response = service.http.post("/v1/plans", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == status, response.text
+    assert response.json()["detail"]
+
+
+def test_unknown_runs_are_404(service):
+    assert service.http.get("/v1/plans/0123456789abcdef").status_code == 404
+    assert service.http.get("/v1/plans/..%2F..%2Fetc").status_code == 404
+    assert service.http.get("/v1/plans/0123/artifacts/plan.txt").status_code == 404
+
+
+def test_hostile_ir_is_a_failed_run_not_an_error(service):
+    service.start_worker("w1")
+    run_id = service.submit(ir='#script (python) import os; os.system("touch /tmp/x") #end.')
+    assert service.wait_all([run_id], 60)
+    run = service.http.get(f"/v1/plans/{run_id}").json()
+    assert run["failure"]["kind"] == "ir_rejected"
+
+
+def test_domains_are_listed(service):
+    domains = service.http.get("/v1/domains").json()
+    assert {"quickbooks"} <= {d["name"] for d in domains}
+    assert "charge_lookup" in next(d for d in domains if d["name"] == "quickbooks")["goals"]
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed (.ci/run installs it)")
+    port = free_port()
+
+    def launch():
+        proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                 "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+        assert wait_until(lambda: _pings(port), 10)
+        return proc
+
+    holder = {"proc": launch()}
+    yield port, holder, launch
+    holder["proc"].terminate()
+    holder["proc"].wait()
+
+
+def _pings(port):
+    try:
+        return redis.Redis(port=port, socket_connect_timeout=0.5).ping()
+    except redis.exceptions.RedisError:
+        return False
+
+
+def test_the_service_recovers_when_redis_restarts(private_redis, tmp_path):
+    port, holder, launch = private_redis
+    svc = Service(f"redis://127.0.0.1:{port}/0", tmp_path)
+    try:
+        svc.start_worker("w1")
+        first = svc.submit()
+        assert svc.wait_all([first], 60) and svc.status(first) == "succeeded"
+        holder["proc"].terminate()
+        holder["proc"].wait()
+        down = svc.http.get(f"/v1/plans/{first}")
+        assert down.status_code == 503 and "Redis" in down.json()["detail"]
+        assert svc.http.get("/healthz").status_code == 503
+        holder["proc"] = launch()  # an empty Redis: it kept nothing, as the machine's own keeps nothing
+        second = wait_until(lambda: _try_submit(svc), 30)
+        assert second, "the API did not accept requests after Redis came back"
+        assert svc.wait_all([second], 90), (tmp_path / "w1.log").read_text()[-3000:]
+        assert svc.status(second) == "succeeded"
+    finally:
+        svc.close()
+
+
+def _try_submit(svc):
+    response = svc.http.post("/v1/plans", json={"query": "q", "today": "2024-10-15", "ir": DATAFLOW_IR})
+    return response.json()["id"] if response.status_code == 202 else None
+
+
+def test_docker_compose_file_is_valid():
+    if not shutil.which("docker-compose"):
+        pytest.skip("docker-compose is not installed (.ci/run installs it)")
+    result = subprocess.run(["docker-compose", "-f", str(PROJECT_ROOT / "docker-compose.yml"), "config", "-q"],
+                            capture_output=True, text=True, cwd=PROJECT_ROOT)
+    assert result.returncode == 0, result.stderr
+    services = subprocess.run(["docker-compose", "-f", str(PROJECT_ROOT / "docker-compose.yml"), "config",
+                               "--services"], capture_output=True, text=True, cwd=PROJECT_ROOT).stdout.split()
+    assert set(services) == {"redis", "api", "worker-llm", "worker-symbolic", "flower"}
+
+
+def test_cli_submit_with_redis_down_says_so():
+    env = {**os.environ, "NESYPLAN_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    result = subprocess.run([sys.executable, "-m", "nesyplan.cli", "submit", "q", "--ir",
+                             str(EXAMPLES / "1_complete.lp")], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "is unavailable" in result.stderr and "Traceback" not in result.stderr
