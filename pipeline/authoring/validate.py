@@ -10,6 +10,7 @@ from clingo.ast import ASTType
 from pydantic import BaseModel
 from unified_planning.io import PDDLReader
 
+from pipeline.packs.flows import FlowSpecError, check_flow_domain, plan_violations
 from pipeline.packs.pack import Pack, PackError, load_pack
 from pipeline.records import CheckedIR, StageError
 from pipeline.stages.check import check_ir

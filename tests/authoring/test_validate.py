@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from nesyplan.cli import app
 from pipeline.authoring.validate import validate_pack
-from pipeline.packs.pack import PROJECT_ROOT
+from pipeline.packs.pack import PROJECT_ROOT, pack_names
 
 
 @pytest.fixture
@@ -35,6 +35,12 @@ def problems(name="quickbooks"):
 
 def test_the_shipped_pack_is_consistent(pack_copy):
     assert problems() == []
+
+
+@pytest.mark.parametrize("name", pack_names())
+def test_every_installed_pack_validates(name):
+    """Flow packs also plan every intent and have each plan judged against the flow spec."""
+    assert problems(name) == []
 
 
 def test_goal_naming_an_unknown_api(pack_copy):
