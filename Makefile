@@ -22,8 +22,9 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/python -m nesyplan.demo
 
-# The layout's import rules (pyproject.toml [tool.importlinter]), then the tests.
+# Pyflakes' checks and the layout's import rules (pyproject.toml [tool.importlinter]), then the tests.
 lint: setup
+	$(BIN)/ruff check --quiet nesyplan workers pipeline tests
 	$(BIN)/lint-imports
 
 test: lint
