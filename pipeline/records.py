@@ -78,6 +78,10 @@ class TaskPDDL(BaseModel):
     text: str
     calls: dict[str, str] = Field(description="call object -> goal id")
     slots: dict[str, str] = Field(description="'goal_id.argument' -> the var object holding it")
+    # The same task as data, so the planner builds it in memory instead of parsing the text.
+    objects: dict[str, list[str]] = Field({}, description="PDDL type -> the task's objects of that type")
+    init: list[tuple[str, ...]] = Field([], description="initial facts: (predicate, object, ...)")
+    goal: list[tuple[str, ...]] = Field([], description="goal facts: (predicate, object, ...)")
 
 
 class PlanArg(BaseModel):
@@ -96,6 +100,8 @@ class Plan(BaseModel):
     calls: list[PlanCall]
     text: str
     planner_actions: list[str] = Field(description="the planner's plan, action by action")
+    cached: bool = Field(False, description="the planner's actions came from the plan cache (a task of the "
+                                            "same structure was planned before)")
 
 
 class Run(BaseModel):

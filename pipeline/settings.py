@@ -13,6 +13,7 @@ class Settings(BaseSettings):
     clingo_timeout_s: float = 10.0
     planner_timeout_s: float = 20.0
     planner_alias: str = "lama-first"
+    plan_cache_size: int = 1024             # plans kept per process, by task structure (0: no cache)
     redis_url: str = "redis://127.0.0.1:6379/0"
     # Translation: `hf` (in process; CUDA when present) or `openai` (any OpenAI-compatible server).
     translator: str = "hf"

@@ -36,6 +36,10 @@ def _template(name: str = "task.pddl.j2") -> jinja2.Template:
     return env.get_template(name)
 
 
+def _atom(fact: tuple[str, ...]) -> str:
+    return f"({' '.join(fact)})"
+
+
 def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
     if pack.flow_domain is not None:
         return compile_flow_task(materialized, pack)
@@ -46,7 +50,7 @@ def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
         call = f"call_{out}"
         calls[call] = goal.goal_id
         variables.append(out)
-        init += [f"({wants_predicate(goal.api)} {call})", f"(output {call} {out})"]
+        init += [(wants_predicate(goal.api), call), ("output", call, out)]
         for position, (argument, binding) in enumerate(goal.args.items(), 1):
             if binding.kind == "ref":
                 var = outputs[binding.ref]
@@ -54,15 +58,17 @@ def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
                 var = f"{out}_{argument}"
                 variables.append(var)
                 if binding.kind == "value":
-                    init.append(f"(has_value {var})")
+                    init.append(("has_value", var))
                     values.append({"var": var, "json": json.dumps(binding.value, ensure_ascii=True)})
                 else:
-                    init.append(f"(askable {var})")
+                    init.append(("askable", var))
             slots[f"{goal.goal_id}.{argument}"] = var
-            init += [f"(arg{position} {call} {var})", f"(has_type {var} {argument})"]
-    text = _template().render(domain=pack.name, calls=list(calls), vars=variables, init=init,
-                                values=values)
-    return TaskPDDL(text=text, calls=calls, slots=slots)
+            init += [(f"arg{position}", call, var), ("has_type", var, argument)]
+    goal_facts = [("done", call) for call in calls]
+    text = _template().render(domain=pack.name, calls=list(calls), vars=variables, init=map(_atom, init),
+                              goal=map(_atom, goal_facts), values=values)
+    return TaskPDDL(text=text, calls=calls, slots=slots, objects={"call": list(calls), "var": variables},
+                    init=init, goal=goal_facts)
 
 
 def compile_flow_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
@@ -77,11 +83,12 @@ def compile_flow_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
         flow_steps = flow.intents[materialized_goal.api]
         names = [f"{var}_s{i}" for i in range(1, len(flow_steps) + 1)] + [f"{var}_end"]
         steps += names
-        init.append(f"(current {call} {names[0]})")
-        init += [f"(next {a} {b})" for a, b in zip(names, names[1:])]
-        init += [f"(todo {call} {names[i]} {api_constant(api)})" for i, step in enumerate(flow_steps)
+        init.append(("current", call, names[0]))
+        init += [("next", a, b) for a, b in zip(names, names[1:])]
+        init += [("todo", call, names[i], api_constant(api)) for i, step in enumerate(flow_steps)
                  for api in step.apis]
-        goal.append(f"(current {call} {names[-1]})")
-    text = _template("flow_task.pddl.j2").render(domain=pack.name, calls=list(calls), steps=steps, init=init,
-                                                  goal=goal)
-    return TaskPDDL(text=text, calls=calls, slots={})
+        goal.append(("current", call, names[-1]))
+    text = _template("flow_task.pddl.j2").render(domain=pack.name, calls=list(calls), steps=steps,
+                                                  init=map(_atom, init), goal=map(_atom, goal))
+    return TaskPDDL(text=text, calls=calls, slots={}, objects={"call": list(calls), "step": steps}, init=init,
+                    goal=goal)

@@ -1,5 +1,12 @@
 """Stage `plan`: the pack's domain PDDL + task PDDL -> Fast Downward (through unified-planning) -> Plan.
 
+The fast path: each pack's domain is parsed once per process, the task is built in memory from the
+compiled facts (its text stays the artifact), and plans are cached by the task's structure: values are
+only comments in the task PDDL, so requests with the same goals, missing arguments and refs share one
+planner run. The key holds the domain's digest (the pack version) and the planner alias; Fast Downward
+runs only on a miss. `fast=False` is the naive path (both files parsed, the planner run every time),
+kept to measure against and to check the cache by.
+
 The planner runs in its own process group with a time limit; unified-planning kills the whole group when
 the limit passes, so no planner process outlives a request. The plan is rendered as in the paper
 (`Step 1. x_start_date = "01/01/2023";` ... `Step 3. x = profit_loss_api(x_start_date, x_end_date);`)
@@ -9,10 +16,14 @@ and as JSON calls whose arguments are a value, a ref to an earlier call, or a ge
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
 import threading
+from collections import OrderedDict
+from functools import lru_cache
+from pathlib import Path
 
 import unified_planning.shortcuts as up
 from unified_planning.engines import PlanGenerationResultStatus as Status
@@ -20,6 +31,7 @@ from unified_planning.io import PDDLReader
 
 from pipeline.packs.pack import Pack
 from pipeline.records import Materialized, Plan, PlanArg, PlanCall, StageError, TaskPDDL
+from pipeline.settings import settings
 
 GET_INFO = "get_info_api"
 
@@ -41,33 +53,148 @@ def _own_working_directory(path: str):
             os.chdir(previous)
 
 
-def _solve(domain_pddl: str, task_text: str, timeout_s: float, alias: str):
+Actions = tuple[tuple[str, tuple[str, ...]], ...]  # the planner's plan: (action, parameters) in order
+
+
+def _run_planner(problem, timeout_s: float, alias: str):
+    with tempfile.TemporaryDirectory(prefix="nesyplan-") as tmp, _own_working_directory(tmp), \
+            up.OneshotPlanner(name="fast-downward", params={"fast_downward_alias": alias}) as planner:
+        return planner.solve(problem, timeout=timeout_s)
+
+
+def _parse_both(domain_file: str, task_text: str):
+    """The naive path's reading: domain and task PDDL parsed from text, for every request."""
     with tempfile.TemporaryDirectory(prefix="nesyplan-") as tmp:
         task_file = os.path.join(tmp, "task.pddl")
         with open(task_file, "w", encoding="utf-8") as f:
             f.write(task_text)
-        problem = PDDLReader().parse_problem(os.path.abspath(domain_pddl), task_file)
-        with _own_working_directory(tmp), \
-                up.OneshotPlanner(name="fast-downward", params={"fast_downward_alias": alias}) as planner:
-            return planner.solve(problem, timeout=timeout_s)
+        return PDDLReader().parse_problem(os.path.abspath(domain_file), task_file)
 
 
-def plan(task: TaskPDDL, materialized: Materialized, pack: Pack, timeout_s: float = 20.0,
-         alias: str = "lama-first") -> Plan:
-    """Solve with Fast Downward. `lama-first` is LAMA's first solution: every plan of these tasks costs
-    the same (each call and each question is forced), so the first is optimal."""
-    try:
-        result = _solve(str(pack.domain_pddl), task.text, timeout_s, alias)
-    except Exception as exc:  # a PDDL the reader or planner rejects: the pack or compiler is at fault
-        raise StageError("plan", "internal", f"the planner could not read the task: {exc}") from None
+@lru_cache(maxsize=32)
+def _parsed_domain(domain_file: str, _mtime_ns: int, _size: int):
+    """(the domain as a problem without objects, the domain's digest); parsed again only when the file
+    changes."""
+    text = Path(domain_file).read_bytes()
+    return PDDLReader().parse_problem(domain_file), hashlib.sha256(text).hexdigest()
+
+
+def parsed_domain(pack: Pack):
+    stat = pack.domain_pddl.stat()
+    return _parsed_domain(str(pack.domain_pddl.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+def _task_problem(task: TaskPDDL, domain_problem):
+    """The task built in memory on a copy of the parsed domain: its objects, initial facts and goals."""
+    problem = domain_problem.clone()
+    objects = {}
+    for type_name, names in task.objects.items():
+        kind = problem.user_type(type_name)
+        for name in names:
+            objects[name] = up.Object(name, kind)
+            problem.add_object(objects[name])
+
+    def atom(fact):
+        arguments = [objects[a] if a in objects else problem.object(a) for a in fact[1:]]
+        return problem.fluent(fact[0])(*arguments)
+
+    for fact in task.init:
+        problem.set_initial_value(atom(fact), True)
+    for fact in task.goal:
+        problem.add_goal(atom(fact))
+    return problem
+
+
+def _structure(task: TaskPDDL) -> str:
+    """The task without its comments: what the plan depends on (values are comments only)."""
+    return "\n".join(line for line in task.text.splitlines() if not line.lstrip().startswith(";"))
+
+
+class PlanCache:
+    """A bounded LRU of planner results, safe across threads."""
+
+    def __init__(self, size: int):
+        self.size, self.hits, self.misses = size, 0, 0
+        self._entries: OrderedDict[str, Actions] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Actions | None:
+        with self._lock:
+            actions = self._entries.get(key)
+            if actions is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return actions
+
+    def put(self, key: str, actions: Actions) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._entries[key] = actions
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+@lru_cache(maxsize=1)
+def plan_cache() -> PlanCache:
+    """This process's plan cache (NESYPLAN_PLAN_CACHE_SIZE entries; 0 turns it off)."""
+    return PlanCache(settings().plan_cache_size)
+
+
+def _solved_actions(result, timeout_s: float) -> Actions:
     if result.status == Status.TIMEOUT:
         raise StageError("plan", "planner_timeout", f"no plan found within {timeout_s:g} s")
     if result.plan is None or result.status not in (Status.SOLVED_SATISFICING, Status.SOLVED_OPTIMALLY):
         raise StageError("plan", "no_plan", f"no plan reaches every goal ({result.status.name.lower()})")
-    actions = [(a.action.name, [str(p) for p in a.actual_parameters]) for a in result.plan.actions]
+    return tuple((a.action.name, tuple(str(p) for p in a.actual_parameters)) for a in result.plan.actions)
+
+
+def _planned_actions(task: TaskPDDL, pack: Pack, timeout_s: float, alias: str, fast: bool) -> tuple[Actions, bool]:
+    """The planner's actions for the task, and whether they came from the cache."""
+    try:
+        if not fast:
+            return _solved_actions(_run_planner(_parse_both(str(pack.domain_pddl), task.text), timeout_s, alias),
+                                   timeout_s), False
+        domain_problem, digest = parsed_domain(pack)
+        key = hashlib.sha256(f"{digest}\n{alias}\n{_structure(task)}".encode()).hexdigest()
+        cached = plan_cache().get(key)
+        if cached is not None:
+            return cached, True
+        # A task given only as text (no facts: written by hand, not compiled) is read from its text.
+        problem = _task_problem(task, domain_problem) if task.goal else _parse_both(str(pack.domain_pddl), task.text)
+        result = _run_planner(problem, timeout_s, alias)
+    except StageError:
+        raise
+    except Exception as exc:  # a PDDL the reader or planner rejects: the pack or compiler is at fault
+        raise StageError("plan", "internal", f"the planner could not read the task: {exc}") from None
+    actions = _solved_actions(result, timeout_s)  # a time-out or no plan is never cached
+    plan_cache().put(key, actions)
+    return actions, False
+
+
+def plan(task: TaskPDDL, materialized: Materialized, pack: Pack, timeout_s: float = 20.0,
+         alias: str = "lama-first", fast: bool = True) -> Plan:
+    """Solve with Fast Downward. `lama-first` is LAMA's first solution: every plan of these tasks costs
+    the same (each call and each question is forced), so the first is optimal."""
+    actions, cached = _planned_actions(task, pack, timeout_s, alias, fast)
+    actions = [(name, list(params)) for name, params in actions]
     if pack.flow_domain is not None:
-        return _render_flow(actions, task, materialized, pack)
-    return _render(actions, task, materialized)
+        result = _render_flow(actions, task, materialized, pack)
+    else:
+        result = _render(actions, task, materialized)
+    result.cached = cached
+    return result
 
 
 def _render_flow(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: Materialized,

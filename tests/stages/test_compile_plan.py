@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from unified_planning.io import PDDLReader
 
-from pipeline.records import Binding, GoalCall, Materialized, StageError
+from pipeline.records import Binding, GoalCall, Materialized, StageError, TaskPDDL
 from pipeline.stages.check import check_ir
 from pipeline.stages.compile import compile_task
 from pipeline.stages.materialize import materialize
@@ -113,7 +113,7 @@ def test_planner_timeout_leaves_no_process_behind(tmp_path):
     domain = tmp_path / "domain.pddl"
     domain.write_text(PIGEON_DOMAIN)
     fake_pack = SimpleNamespace(domain_pddl=domain)
-    task = SimpleNamespace(text=pigeon_task(14), calls={}, slots={})
+    task = TaskPDDL(text=pigeon_task(14), calls={}, slots={})
     assert planner_processes() == []
     started = time.monotonic()
     with pytest.raises(StageError) as info:
