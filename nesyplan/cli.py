@@ -445,10 +445,86 @@ def show(run_id: str = typer.Argument(...),
         show_run(run)
 
 
+BENCH_PATHS = ("queue", "symbolic", "end-to-end")
+
+
 @app.command()
-def bench(requests: int = typer.Option(60, min=1, help="IR requests per measurement"),
-          workers: list[int] = typer.Option([1, 2], help="worker process counts to compare"),
-          domain: str = typer.Option("quickbooks")) -> None:
+def bench(path: str = typer.Option("queue", help="queue: requests/s through Redis with N workers; symbolic: the "
+                                                 "symbolic stages in process over --dataset from gold IR, with the "
+                                                 "naive planner path for the ratio; end-to-end: every stage from "
+                                                 "the request's words"),
+          dataset: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                 help="symbolic / end-to-end: the requests (.jsonl), in order"),
+          requests: int = typer.Option(60, min=1, help="queue: IR requests per measurement"),
+          workers: list[int] = typer.Option([1, 2], help="queue: worker process counts to compare"),
+          domain: str = typer.Option("quickbooks", help="domain pack (records with `domain` choose their own)"),
+          translator: str = typer.Option("hf", help="end-to-end: hf or openai"),
+          naive: bool = typer.Option(True, "--naive/--no-naive", help="symbolic: also run the naive path"),
+          limit: Optional[int] = typer.Option(None, help="only the first N records"),
+          json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Speed: p50/p90 per stage and requests/s over a stream of requests (symbolic, end-to-end), or the
+    queue's throughput with N worker processes (queue)."""
+    if path not in BENCH_PATHS:
+        raise typer.BadParameter(f"unknown path {path!r} (available: {', '.join(BENCH_PATHS)})", param_hint="--path")
+    if path != "queue":
+        return _bench_stream(path, dataset, domain, translator, naive, limit, json_out)
+    _bench_queue(requests, workers, domain)
+
+
+def _bench_stream(path: str, dataset: Optional[Path], domain: str, translator: str, naive: bool,
+                  limit: Optional[int], json_out: bool) -> None:
+    from pipeline.evaluation.datasets import load_dataset
+    from pipeline.evaluation.speed import end_to_end_stream, symbolic_stream
+
+    if dataset is None:
+        raise typer.BadParameter(f"--path {path} streams the requests of a dataset", param_hint="--dataset")
+    try:
+        records = load_dataset(dataset)[:limit]
+        for name in sorted({r.get("domain") or domain for r in records}):
+            load_pack(name)
+    except (PackError, ValueError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+
+    def streamed(label, function, *args):
+        with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      console=err_console, transient=True) as progress:
+            task = progress.add_task("", total=len(records))
+            return function(records, domain, *args, progress=lambda: progress.advance(task)).summary()
+
+    if path == "symbolic":
+        report = streamed("symbolic, fast path", symbolic_stream)
+        if naive:
+            slow = streamed("symbolic, naive path", symbolic_stream, False)
+            report.update(naive_p50_ms=slow["p50_ms"], naive_p90_ms=slow["p90_ms"],
+                          naive_stages_ms=slow["stages_ms"], naive_requests_per_s=slow["requests_per_s"],
+                          speedup=round(slow["p50_ms"] / report["p50_ms"], 1) if report["p50_ms"] else None)
+    else:
+        from pipeline.run import backend_for
+
+        with err_console.status(f"loading the {translator} backend...", spinner="dots"):
+            backend_for(translator)
+        report = streamed(f"end to end ({translator})", end_to_end_stream, translator)
+    report.update(path=path, dataset=str(dataset))
+    if json_out:
+        print(json.dumps(report, indent=2))
+        return
+    naive_columns = ("naive p50 ms", "naive p90 ms") if "naive_stages_ms" in report else ()
+    table = Table("stage", "p50 ms", "p90 ms", *naive_columns,
+                  title=f"{path}: {report['requests']} requests from {dataset}")
+    for stage, q in report["stages_ms"].items():
+        slow = report.get("naive_stages_ms", {}).get(stage)
+        table.add_row(stage, f"{q['p50']:.2f}", f"{q['p90']:.2f}", *((f"{slow['p50']:.2f}", f"{slow['p90']:.2f}")
+                                                                     if slow else ()))
+    console.print(table)
+    console.print(f"requests/s {report['requests_per_s']}   plan cache {report['plan_cache']}   "
+                  f"outcomes {report['outcomes']}", markup=False, highlight=False)
+    if "speedup" in report:
+        console.print(f"naive p50 {report['naive_p50_ms']} ms vs fast p50 {report['p50_ms']} ms: "
+                      f"{report['speedup']}x", markup=False, highlight=False)
+
+
+def _bench_queue(requests: int, workers: list[int], domain: str) -> None:
     """Throughput of the symbolic path through the queue: requests/s with N worker processes."""
     import subprocess
     import time

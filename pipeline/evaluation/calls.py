@@ -148,7 +148,7 @@ def evaluate(records: list[dict], translate: Callable[[dict], str],
     return results
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
     if len(values) == 1:
@@ -169,7 +169,7 @@ def summarize(results: list[RecordResult]) -> dict:
     for stage in stages + ["total"]:
         values = [sum(r.timings_ms.values()) if stage == "total" else r.timings_ms[stage]
                   for r in results if stage == "total" or stage in r.timings_ms]
-        latency[stage] = {"p50": round(_percentile(values, 50), 2), "p90": round(_percentile(values, 90), 2)}
+        latency[stage] = {"p50": round(percentile(values, 50), 2), "p90": round(percentile(values, 90), 2)}
     translated = [r.llm_stats for r in results if "first_output_valid" in r.llm_stats]
     generated = [s for s in translated if s.get("new_tokens")]
     return {
@@ -181,12 +181,12 @@ def summarize(results: list[RecordResult]) -> dict:
         if translated else None,
         "llm": {
             "requests_generating": len(generated),
-            "new_tokens_p50": _percentile([s["new_tokens"] for s in generated], 50),
-            "ms_per_new_token_p50": round(_percentile(
+            "new_tokens_p50": percentile([s["new_tokens"] for s in generated], 50),
+            "ms_per_new_token_p50": round(percentile(
                 [1000 * s.get("generate_s", s.get("llm_s", 0)) / s["new_tokens"] for s in generated], 50), 2),
-            "grammar_build_ms_p50": round(1000 * _percentile([s["grammar_build_s"] for s in generated
+            "grammar_build_ms_p50": round(1000 * percentile([s["grammar_build_s"] for s in generated
                                                               if "grammar_build_s" in s], 50), 2),
-            "grammar_compile_ms_p50": round(1000 * _percentile([s["grammar_compile_s"] for s in generated
+            "grammar_compile_ms_p50": round(1000 * percentile([s["grammar_compile_s"] for s in generated
                                                                 if "grammar_compile_s" in s], 50), 2),
         } if generated else None,
         "categories": {name: {"n": n, "success": s, "rate": round(s / n, 4)}

@@ -22,6 +22,7 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -71,22 +72,53 @@ def _parse_both(domain_file: str, task_text: str):
         return PDDLReader().parse_problem(os.path.abspath(domain_file), task_file)
 
 
+@dataclass(frozen=True)
+class ParsedDomain:
+    problem: object                        # the domain as a unified-planning problem without objects
+    digest: str                            # sha256 of the domain file: the pack version in the cache key
+    requires: dict[str, frozenset[str]]    # action -> predicates nothing adds that its precondition needs
+
+
+def _static_requirements(problem) -> dict[str, frozenset[str]]:
+    """For each action, the predicates no action makes true (deleting is allowed) that its precondition
+    needs at its top level: when a task makes none of them true, the action can never run."""
+    added = {effect.fluent.fluent().name for action in problem.actions for effect in action.effects
+             if not effect.value.is_false()}
+    requires = {}
+    for action in problem.actions:
+        needed, todo = set(), list(action.preconditions)
+        while todo:
+            node = todo.pop()
+            if node.is_and():
+                todo += node.args
+            elif node.is_fluent_exp() and node.fluent().name not in added:
+                needed.add(node.fluent().name)
+        requires[action.name] = frozenset(needed)
+    return requires
+
+
 @lru_cache(maxsize=32)
-def _parsed_domain(domain_file: str, _mtime_ns: int, _size: int):
-    """(the domain as a problem without objects, the domain's digest); parsed again only when the file
-    changes."""
-    text = Path(domain_file).read_bytes()
-    return PDDLReader().parse_problem(domain_file), hashlib.sha256(text).hexdigest()
+def _parsed_domain(domain_file: str, _mtime_ns: int, _size: int) -> ParsedDomain:
+    """Parsed again only when the file changes."""
+    problem = PDDLReader().parse_problem(domain_file)
+    return ParsedDomain(problem, hashlib.sha256(Path(domain_file).read_bytes()).hexdigest(),
+                        _static_requirements(problem))
 
 
-def parsed_domain(pack: Pack):
+def parsed_domain(pack: Pack) -> ParsedDomain:
     stat = pack.domain_pddl.stat()
     return _parsed_domain(str(pack.domain_pddl.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
-def _task_problem(task: TaskPDDL, domain_problem):
-    """The task built in memory on a copy of the parsed domain: its objects, initial facts and goals."""
-    problem = domain_problem.clone()
+def _task_problem(task: TaskPDDL, domain: ParsedDomain):
+    """The task built in memory on a copy of the parsed domain: its objects, initial facts and goals, and
+    only the actions it can use (an action needing a static predicate the task never makes true cannot
+    run; Fast Downward would drop it too, after reading and translating it: 500 of them in a large pack)."""
+    problem = domain.problem.clone()
+    true_in_init = {fact[0] for fact in task.init}
+    usable = [a for a in problem.actions if domain.requires[a.name] <= true_in_init]
+    problem.clear_actions()
+    problem.add_actions(usable)
     objects = {}
     for type_name, names in task.objects.items():
         kind = problem.user_type(type_name)
@@ -166,13 +198,13 @@ def _planned_actions(task: TaskPDDL, pack: Pack, timeout_s: float, alias: str, f
         if not fast:
             return _solved_actions(_run_planner(_parse_both(str(pack.domain_pddl), task.text), timeout_s, alias),
                                    timeout_s), False
-        domain_problem, digest = parsed_domain(pack)
-        key = hashlib.sha256(f"{digest}\n{alias}\n{_structure(task)}".encode()).hexdigest()
+        domain = parsed_domain(pack)
+        key = hashlib.sha256(f"{domain.digest}\n{alias}\n{_structure(task)}".encode()).hexdigest()
         cached = plan_cache().get(key)
         if cached is not None:
             return cached, True
         # A task given only as text (no facts: written by hand, not compiled) is read from its text.
-        problem = _task_problem(task, domain_problem) if task.goal else _parse_both(str(pack.domain_pddl), task.text)
+        problem = _task_problem(task, domain) if task.goal else _parse_both(str(pack.domain_pddl), task.text)
         result = _run_planner(problem, timeout_s, alias)
     except StageError:
         raise
