@@ -99,3 +99,36 @@ def test_shipped_examples_end_as_their_names_say(query, today, ir_file):
         assert run["status"] == "succeeded"
         asked = [a for a in run["plan"]["planner_actions"] if a.startswith("get_info_api")]
         assert bool(asked) == ("incomplete" in ir_file)
+
+
+def test_bench_streams_the_symbolic_stages_with_the_naive_path_beside(tmp_path):
+    records = [  # two requests of one structure (other values), one that asks, one that breaks a rule, one ood
+        {"query": "q1", "today": "2024-10-15", "calls": [
+            {"api": "expense_spend_api", "args": {"start_date": "04/01/2024", "end_date": "06/30/2024"}}]},
+        {"query": "q2", "today": "2024-10-15", "calls": [
+            {"api": "expense_spend_api", "args": {"start_date": "01/01/2023", "end_date": "03/31/2023"}}]},
+        {"query": "q3", "today": "2024-10-15", "calls": [
+            {"api": "contact_us_api", "args": {"contact_topic": "payroll", "contact_channel": None}}]},
+        {"query": "q4", "today": "2024-10-15", "error": "end_before_start", "intended": [
+            {"api": "expense_spend_api", "args": {"start_date": "06/30/2024", "end_date": "04/01/2024"}}]},
+        {"query": "q5", "today": "2024-10-15", "calls": []},
+    ]
+    dataset = tmp_path / "stream.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = runner.invoke(app, ["bench", "--path", "symbolic", "--dataset", str(dataset), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["requests"] == 5
+    assert report["outcomes"] == {"succeeded": 3, "failed: domain_error": 1, "failed: out_of_domain": 1}
+    assert report["plan_cache"] == {"hits": 1, "misses": 2, "entries": 2}  # q2 reuses q1's plan
+    assert set(report["stages_ms"]) == {"check", "materialize", "compile", "plan", "total"}
+    assert set(report["naive_stages_ms"]) == set(report["stages_ms"])
+    for key in ("p50_ms", "p90_ms", "naive_p50_ms", "speedup", "requests_per_s"):
+        assert report[key] > 0, key
+    assert report["speedup"] == round(report["naive_p50_ms"] / report["p50_ms"], 1)
+
+
+def test_bench_without_a_dataset_says_so():
+    result = runner.invoke(app, ["bench", "--path", "symbolic"])
+    assert result.exit_code == 2
+    assert "--dataset" in result.output
