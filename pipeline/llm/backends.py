@@ -6,8 +6,11 @@ request's own message, and optionally an EBNF grammar the output must follow.
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import os
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -40,6 +43,52 @@ def packaged_tokenizer():
     return AutoTokenizer.from_pretrained(str(packaged_model_dir()), gguf_file=DEFAULT_GGUF)
 
 
+def model_cache_dir() -> Path:
+    """Where dequantized GGUF models are kept: NESYPLAN_MODEL_CACHE_DIR, else ~/.cache/nesyplan/models."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "nesyplan" / "models"
+    return Path(os.environ.get("NESYPLAN_MODEL_CACHE_DIR", default))
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def dequantized(model: str, gguf_file: str, dtype) -> Path | None:
+    """A local GGUF model as safetensors (and its tokenizer) in the model cache, keyed by the GGUF file's
+    sha256 and the dtype: transformers dequantizes a GGUF at every load (~30 s for the packaged model on two
+    cores); loading the saved result takes seconds. Made on first use; None for a hub model id."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf_path = Path(model) / gguf_file
+    if not gguf_path.is_file():
+        return None
+    target = model_cache_dir() / f"{_file_digest(gguf_path)[:32]}-{str(dtype).removeprefix('torch.')}"
+    if (target / "config.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        AutoTokenizer.from_pretrained(model, gguf_file=gguf_file).save_pretrained(staging)
+        loaded = AutoModelForCausalLM.from_pretrained(model, gguf_file=gguf_file, dtype=dtype)
+        # The GGUF weights are dequantized on load; what is left of the "quantization" is a marker that
+        # stops save_pretrained, so drop it and save the plain weights.
+        loaded.hf_quantizer = None
+        if hasattr(loaded.config, "quantization_config"):
+            del loaded.config.quantization_config
+        loaded.save_pretrained(staging, safe_serialization=True)
+        os.replace(staging, target)  # whole or not at all: the folder appears by one rename
+    except OSError:
+        if not (target / "config.json").is_file():  # no other process finished it either
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
 class HFBackend:
     """A transformers model, loaded once per process. The KV cache of the system message is computed
     once and copied for each request, so a request pays only for its own tokens."""
@@ -54,10 +103,11 @@ class HFBackend:
             model, gguf_file = str(packaged_model_dir()), gguf_file or DEFAULT_GGUF
         self.model_id = f"{model}/{gguf_file}" if gguf_file else model
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        kwargs = {"gguf_file": gguf_file} if gguf_file else {}
-        self.tokenizer = AutoTokenizer.from_pretrained(model, **kwargs)
         dtype = torch.float16 if self.device == "cuda" else torch.float32
-        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=dtype, **kwargs).to(self.device)
+        cached = dequantized(model, gguf_file, dtype) if gguf_file else None
+        source, kwargs = (str(cached), {}) if cached else (model, {"gguf_file": gguf_file} if gguf_file else {})
+        self.tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs).to(self.device)
         self.model.eval()
         self._prefix_cache: dict[str, tuple] = {}
         self._grammar_compiler = None
