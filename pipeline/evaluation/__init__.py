@@ -1,3 +1,3 @@
-"""Benchmark evaluators: call datasets (SPEC scorer, report), flow datasets (FLAP), prompt size.
+"""Benchmark evaluators: call datasets (SPEC scorer), flow datasets (FLAP), speed streams, prompt size.
 May import everything in pipeline/ below it (run, stages, ...); not authoring.
 """
