@@ -70,10 +70,10 @@ class Service:
         except httpx.TransportError:
             return False
 
-    def start_worker(self, name, queues="symbolic"):
+    def start_worker(self, name, queues="symbolic", env=None):
         log = open(self.logs / f"{name}.log", "w")
         worker = start(["worker", "--queues", queues, "--concurrency", "1", "--name", f"{name}@test",
-                        "--loglevel", "INFO"], self.env, log)
+                        "--loglevel", "INFO"], {**self.env, **(env or {})}, log)
         self.workers.append(worker)
         return worker
 
@@ -164,7 +164,9 @@ def test_fifty_concurrent_submissions_all_complete(service):
 
 
 def test_a_worker_killed_mid_chain_loses_and_duplicates_nothing(service):
-    first = service.start_worker("doomed")
+    # Without the plan cache every request runs the planner, so the chains are slow enough to be caught
+    # half-way (with it, twenty requests of one structure finish between two looks).
+    first = service.start_worker("doomed", env={"NESYPLAN_PLAN_CACHE_SIZE": "0"})
     ids = [service.submit() for _ in range(20)]
     # Kill it the hard way once some requests are done and others are half-way through their chain.
     def mid_chain():
