@@ -20,15 +20,11 @@ from pipeline.packs.pack import Pack
 from pipeline.values import dates
 from pipeline.values.normalizers import NORMALIZERS, _stem, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
+from pipeline.values.spans import _TOKEN, maximal as _maximal, request_spans
 
 MAX_GOALS = 3
-MAX_SPAN_TOKENS = 10
 MAX_TEXT_SPAN_TOKENS = 6  # free text (an invoice's detail) is short
 NONE_LINE = "% no goal of this domain covers the request"
-# Spans are runs of word tokens with the text between them ("4,500", "jake.miller@gmail.com", "P&L"); a gap
-# longer than a few characters, or one holding a quote, a backslash or a line break, ends a span.
-_TOKEN = re.compile(r"[^\W_]+")
-_MAX_GAP = 3
 
 
 def _literal(text: str) -> str:
@@ -39,26 +35,6 @@ def _literal(text: str) -> str:
 def _asp_string(text: str) -> str:
     """The ASP string literal of a value, as the IR writes it."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def request_spans(query: str, max_tokens: int = MAX_SPAN_TOKENS) -> list[tuple[int, int]]:
-    """(start, end) of every run of 1..max_tokens consecutive tokens of the request."""
-    tokens = list(_TOKEN.finditer(query))
-    spans = []
-    for i, first in enumerate(tokens):
-        for j in range(i, min(len(tokens), i + max_tokens)):
-            if j > i:
-                gap = query[tokens[j - 1].end():tokens[j].start()]
-                if len(gap) > _MAX_GAP or any(c in gap for c in '"\\\n\r'):
-                    break
-            spans.append((first.start(), tokens[j].end()))
-    return spans
-
-
-def _maximal(readable: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Drop every readable span inside a longer readable one: "December 2023" in "September to December
-    2023", "500" in "1,500", "call" in "video call" are parts, not values."""
-    return [a for a in readable if not any(b != a and b[0] <= a[0] and a[1] <= b[1] for b in readable)]
 
 
 def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:

@@ -71,6 +71,9 @@ class PackSpec(BaseModel):
     arguments: dict[str, ArgumentType] = {}
     ir_extra: dict[str, IrExtra] = {}
     errors: dict[str, str] = Field({}, description="error atom name -> what it tells the user")
+    out_of_scope: list[str] = Field([], description="requests near the domain that it does not serve (a "
+                                    "payment, a refund): a clause closer to one of these than to every goal "
+                                    "asks for nothing here")
     flow: dict | None = Field(None, description="flow packs: the APIs and each goal's (intent's) flow steps")
     max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
                                                       "conversation follows one flow)")

@@ -18,12 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.packs.pack import Pack
+from pipeline.retrieval.speech_acts import classify, without_topic
 from pipeline.settings import settings
+from pipeline.values.spans import without_values
 
 # Cosine thresholds of the packaged model: below FIRST nothing in the pack covers the request; a further
 # goal must score NEXT on what the earlier goals left unexplained (a residual: its scores run lower).
 FIRST_THRESHOLD = 0.30
 NEXT_THRESHOLD = 0.25
+# A clause that asks only by being a bare noun phrase ("not sure of the amount yet") names a goal only above this.
+BARE_PHRASE_THRESHOLD = 0.45
 MAX_GOALS = 3
 
 
@@ -101,11 +105,23 @@ class Retriever:
     def scores(self, state) -> dict[str, float]:
         raise NotImplementedError
 
+    def scope_score(self, state) -> float:
+        """How close the request is to the pack's `out_of_scope` examples (-1 when it has none)."""
+        raise NotImplementedError
+
+    def out_of_scope(self, text: str) -> bool:
+        """Whether the text asks for something the pack declares it does not serve: it is closer to one of
+        its out-of-scope examples than to any goal."""
+        state = self.state(text)
+        return self.scope_score(state) > max(self.scores(state).values())
+
     def explain(self, state, goal: str):
         raise NotImplementedError
 
     def rank(self, query: str) -> list[ScoredGoal]:
-        scores = self.scores(self.state(query))
+        """Every goal by its score for the request, judged without its values (a date or an amount names
+        no goal and only blurs the words that do: "what did we spend in Q1" is about spending)."""
+        scores = self.scores(self.state(without_values(query)))
         return [ScoredGoal(g, s, query) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])]
 
     def progressive(self, query: str, first_threshold: float | None = None, next_threshold: float | None = None,
@@ -129,13 +145,13 @@ class Retriever:
         return chosen
 
     def shortlist(self, query: str, k: int) -> list[ScoredGoal]:
-        """At most k goals for the LLM to choose among: the progressive picks first (a multi-goal request
-        keeps all of its goals), then the best single-step ranks; nothing when the request is out of the
+        """At most k goals for the LLM to choose among: the goals the request's clauses ask for first (a
+        multi-goal request keeps all of them), then the best ranks; nothing when the request is out of the
         domain."""
         ranked = self.rank(query)
         if not ranked or ranked[0].score < self.first_threshold:
             return []
-        picked = self.progressive(query)
+        picked = [ScoredGoal(g.goal, g.score, query) for g in self.by_clause(query)]
         names = {p.goal for p in picked}
         return (picked + [r for r in ranked if r.goal not in names])[:k]
 
@@ -145,33 +161,70 @@ class Retriever:
         vocabulary ("profit and loss", "invoices and sales")."""
         protected = query
         for phrase in self.protected_phrases:
-            protected = re.sub(re.escape(phrase), lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
+            protected = re.sub(phrase, lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
         protected = re.sub(r"(?<=\d)[,.](?=\d)", lambda m: {",": "\x01", ".": "\x02"}[m.group()], protected)
+        protected = re.sub(r"(?<=\d),(?= \d{4}\b)", "\x01", protected)  # "march 15, 2026" is one date
         parts = _CLAUSE_BREAK.split(protected)
         restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
         return [p for p in restored if len(p.split()) >= 2] or [query]
 
     def by_clause(self, query: str, first_threshold: float | None = None, clause_threshold: float | None = None,
                   max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
-        """One goal per clause that scores above the threshold, in the request's order; nothing when the
-        whole request scores below `first_threshold` (out of the domain)."""
+        """One goal per clause that asks for one (speech_acts), in the request's order; nothing when the
+        whole request scores below `first_threshold` (out of the domain).
+
+        A clause that tells (context: "sales were up in Q2") names no goal, whatever words it holds. An
+        asking clause that only points back ("pls generate it") asks for the best goal of the clauses
+        before it. Each goal's `source` is the words its arguments may come from: its asking clause, the
+        clause it points back to, and the fragments after it that ask nothing of their own ("..., for
+        March"); never another clause's story. When no clause asks, the request is one goal: its best."""
         first_threshold = self.first_threshold if first_threshold is None else first_threshold
         clause_threshold = self.first_threshold if clause_threshold is None else clause_threshold
         ranked = self.rank(query)
         if not ranked or ranked[0].score < first_threshold:
             return []
-        if max_goals == 1:  # one goal per request: the best for the whole of it
+        if max_goals == 1:  # one goal per request (flow packs): the best for the whole of it
             return ranked[:1]
+        clauses = classify(self.clauses(query))
+        best = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
         chosen: list[ScoredGoal] = []
-        clauses = self.clauses(query)
-        for clause in clauses:
-            best = self.rank(clause)[0]
-            if best.score >= clause_threshold and best.goal not in {c.goal for c in chosen}:
-                chosen.append(ScoredGoal(best.goal, best.score, clause))
-        if len(chosen) <= 1:  # one goal: all of the request is its own
-            top = chosen[0] if chosen else ranked[0]
-            return [ScoredGoal(top.goal, top.score, query)]
-        return chosen[:max_goals]
+        sources: list[list[str]] = []
+        for i, (clause, top) in enumerate(zip(clauses, best)):
+            if not clause.asks:
+                continue
+            goal, score, words = top.goal, top.score, [clause.text]
+            needed = BARE_PHRASE_THRESHOLD if clause.bare else clause_threshold
+            if score < needed and clause.refers_back and i:
+                j = max(range(i), key=lambda k: best[k].score)
+                goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
+            elif score >= needed and self.out_of_scope(top.source):
+                continue  # it asks for something the domain does not do ("refund this payment")
+            if score < needed:
+                if sources and not clause.refers_back:
+                    sources[-1].append(clause.text)  # a fragment of the request before it
+                continue
+            if goal in {c.goal for c in chosen}:
+                sources[[c.goal for c in chosen].index(goal)].extend(words)
+                continue
+            chosen.append(ScoredGoal(goal, score, ""))
+            sources.append(words)
+        if not chosen:
+            if any(c.asks for c in clauses):
+                return []  # it asks, but for nothing this domain does ("can you recommend a restaurant")
+            # Nothing asks in so many words ("my customer Tom Reed has a new email ..."): one goal.
+            return [ScoredGoal(ranked[0].goal, ranked[0].score, query)]
+        return [ScoredGoal(c.goal, c.score, ", ".join(s)) for c, s in zip(chosen, sources)][:max_goals]
+
+    def _best_for_clause(self, clause: str, threshold: float) -> ScoredGoal:
+        """The clause's best goal (judged without its values, as `rank` does), and without the topic of a
+        request to talk ("a call about the P&L" asks for a call) when what is left still names a goal."""
+        clause = without_values(clause)
+        head = without_topic(clause)
+        if head is not None:
+            top = self.rank(head)[0]  # its source: the words judged
+            if top.score >= threshold:
+                return top
+        return self.rank(clause)[0]
 
     @property
     def protected_phrases(self) -> list[str]:
@@ -179,7 +232,9 @@ class Retriever:
             texts = [g.description for g in self.pack.spec.goals.values()]
             texts += [a.description for a in self.pack.spec.apis.values()]
             found = {m.group() for t in texts for m in re.finditer(r"\b[\w&]+ and [\w&]+\b", t.lower())}
-            self._protected = sorted(found, key=len, reverse=True)
+            # "invoice and sales" is "invoices and sales" too
+            self._protected = [r"\b" + re.sub(r"(\w)s?\b", r"\1s?", re.escape(p)) + r"\b"
+                               for p in sorted(found, key=len, reverse=True)]
         return self._protected
 
 
@@ -195,6 +250,7 @@ class DenseRetriever(Retriever):
         # One vector per goal (the mean of its documents): what a chosen goal explains.
         self.goal_vectors = np.stack([_unit(self.doc_vectors[self._goal_of_doc == i].mean(axis=0))
                                       for i in range(len(self.goals))])
+        self.scope_vectors = self._embed(pack.spec.out_of_scope) if pack.spec.out_of_scope else None
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
@@ -205,6 +261,9 @@ class DenseRetriever(Retriever):
 
     def scores(self, state: np.ndarray) -> dict[str, float]:
         return self._per_goal(self.doc_vectors @ _unit(state))
+
+    def scope_score(self, state: np.ndarray) -> float:
+        return -1.0 if self.scope_vectors is None else float((self.scope_vectors @ _unit(state)).max())
 
     def explain(self, state: np.ndarray, goal: str) -> np.ndarray:
         return state - self.goal_vectors[self.goals.index(goal)]
@@ -227,6 +286,10 @@ class SparseRetriever(Retriever):
         self.index.index(self._tokenize(self.doc_texts), show_progress=False)
         vocabulary = self.index.vocab_dict if hasattr(self.index, "vocab_dict") else {}
         self._vocabulary = vocabulary
+        self.scope_index = None
+        if pack.spec.out_of_scope:
+            self.scope_index = bm25s.BM25()
+            self.scope_index.index(self._tokenize(pack.spec.out_of_scope), show_progress=False)
         self.goal_words = {g: set() for g in self.goals}
         for goal, text in zip(self.doc_goals, self.doc_texts):
             self.goal_words[goal] |= set(self._words(text))
@@ -248,6 +311,14 @@ class SparseRetriever(Retriever):
             return {g: 0.0 for g in self.goals}
         raw = np.asarray(self.index.get_scores(known))
         return self._per_goal(raw / (raw + self.K))
+
+    def scope_score(self, state: list[str]) -> float:
+        vocabulary = getattr(self.scope_index, "vocab_dict", {}) if self.scope_index is not None else {}
+        known = [w for w in state if w in vocabulary]
+        if not known:
+            return -1.0
+        raw = float(np.asarray(self.scope_index.get_scores(known)).max())
+        return raw / (raw + self.K)
 
     def explain(self, state: list[str], goal: str) -> list[str]:
         return [w for w in state if w not in self.goal_words[goal]]
@@ -273,6 +344,10 @@ class HybridRetriever(Retriever):
         w = self.SPARSE_WEIGHT
         return {g: (1 - w) * dense[g] + w * sparse[g] for g in self.goals}
 
+    def scope_score(self, state) -> float:
+        dense, sparse = self.dense.scope_score(state[0]), max(self.sparse.scope_score(state[1]), 0.0)
+        return -1.0 if dense < -0.5 else (1 - self.SPARSE_WEIGHT) * dense + self.SPARSE_WEIGHT * sparse
+
     def explain(self, state, goal: str):
         return self.dense.explain(state[0], goal), self.sparse.explain(state[1], goal)
 
@@ -282,8 +357,11 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n else v
 
 
-_CLAUSE_BREAK = re.compile(r"\s*(?:[;?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
-                           r"|\s+(?:and then|and also|and|then|plus|also)\s+", re.I)
+_CLAUSE_BREAK = re.compile(r"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
+                           r"|(?<!\bi'd)(?<!\bwe)(?<!\bi)\s+(?:and then|and also|and|then|plus|also|but)\s+"
+                           # a subordinate clause: a conjunction, then its subject ("so i can see", "before we")
+                           r"|\s+(?=(?:because|cause|cuz|since|before|after|while|when|though|although|so|as)\s+"
+                           r"(?:i|we|you|he|she|they|it|my|our|his|her|their|there|can|could)\b)", re.I)
 
 METHODS = ("dense", "sparse", "hybrid")
 TRAINED_DIR = "retriever"  # inside the pack's folder: written by `nesyplan train-retriever`

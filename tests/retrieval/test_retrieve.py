@@ -57,7 +57,7 @@ def test_every_method_ranks_a_plain_request_and_rejects_an_unrelated_one(retriev
     assert retriever.progressive("what is the capital of Peru") == []
 
 
-def test_shortlist_is_capped_and_keeps_the_progressive_goals_first(retrievers):
+def test_shortlist_is_capped_and_keeps_the_goals_the_clauses_ask_for_first(retrievers):
     query, goals = TWO_GOAL_REQUESTS[0]
     shortlist = retrievers["hybrid"].shortlist(query, 4)
     assert len(shortlist) == 4

@@ -1,0 +1,152 @@
+"""Asking vs telling: which clauses of a request ask for something, and which tell its story.
+
+Customers write context around what they want ("revenue is down and i'm freaking out, show me sales for
+the last 60 days"). Goals come only from clauses that ask: a question, an imperative, a want or need, a
+please, or a bare noun phrase ("P&L for March"). A clause with a subject and a finite verb that does none
+of these ("we changed our pricing", "my accountant says ...") tells, and names no goal, even when it
+mentions one's words. The rules are about English, not about any pack: they hold for every domain.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.values.spans import without_values
+
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+# Words that open a clause without changing what it does ("ok so", "honestly", "hi").
+FILLERS = frozenset("""ok okay so and but also then plus hi hey hello um uh well honestly anyway anyways btw
+now just right yes yeah oh alright sorry quick quickly separately lastly finally first second next""".split())
+
+# A clause that opens with one of these is a question (and so asks), whatever follows.
+QUESTION_OPENERS = frozenset("""how what what's whats where where's which who why can could would will
+is are do does did should shall may might any anything is there""".split())
+
+# The verbs a request opens with (imperative): what people ask a service to do or give.
+REQUEST_VERBS = frozenset("""show pull run get give send make create invoice bill update change edit fix
+look find check connect put set open tell list generate prepare grab print export email help walk explain
+break book schedule start file cancel refund move transfer recommend let lemme gimme add record compare
+calculate figure see chat talk call phone ring contact track draft issue delete remove pay suggest advise
+write fetch display produce bring lookup locate search pls please need want gotta fill reach text
+message dm""".split())
+
+# A want or need in the first person ("all i need right now is ...", "i'd like", "we wanna").
+_WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
+                   r"(?:need|needs|want|wanna|like|would like|'d like|am looking for|['’]m looking for|"
+                   r"gotta|have to see|must see)\b|\b(?:can|could|would|will) (?:you|u|ya|someone|somebody|"
+                   r"i|we)\b|\bplease\b|\bpls\b|\bplz\b|\bhelp me\b|\blet me\b|\bi['’]d love\b", re.I)
+
+SUBJECTS = frozenset("""i we you he she they it i'm we're you're he's she's they're it's i've we've i'd we'd
+i'll we'll that's there's there this that these those my our his her their your something someone
+everything nothing everyone nobody somebody everybody anyone im ive me""".split())
+
+# Finite verb forms that make a clause a statement when nothing in it asks.
+FINITE = frozenset("""is are was were am be been being has have had does did do will won't
+wont can't cant don't dont doesn't doesnt didn't didnt isn't isnt wasn't aren't weren't haven't hasn't
+hadn't would could should might must shall went came got made took gave said told thought felt left
+lost paid sent spent sold bought kept ran saw knew found brought hit quit put began grew fell broke chose
+drove forgot froze held hung heard meant met rose shut sat slept stood stole struck swore taught threw
+understood woke wore won wrote seems seem seemed looks looked feels feel keeps says thinks wants needs
+knows goes comes runs owes gets makes takes pays picks sounds happens think guess hope wonder""".split())
+
+SUBORDINATORS = frozenset("""because cause cuz bc since as though although while when whenever before after
+until till if unless whereas""".split())
+# "so" opens a purpose ("so i can see the damage"): context, not a request.
+PURPOSE = frozenset({"so"})
+
+# Words that open a clause inside a clause: its verbs are not the outer clause's.
+NESTED = frozenset("whether if how what that which who whom when where why because since with we i you they".split())
+
+# Words that point back at something the request already named ("generate it", "find that charge").
+REFERENCES = frozenset("it that this them those these one".split())
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str
+    asks: bool
+    refers_back: bool
+    # Asks only by being a bare noun phrase ("an expense report too", "not sure of the amount"): such a
+    # clause names a goal only when it names one clearly.
+    bare: bool = False
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
+ASKS, ASKS_BY_PHRASE, TELLS = "asks", "phrase", "tells"
+
+
+def speech_act(text: str) -> str:
+    """ASKS (a question, an imperative, a want, a please), ASKS_BY_PHRASE (a bare noun phrase), or TELLS."""
+    tokens = words(text)
+    if not tokens:
+        return TELLS
+    if text.rstrip().endswith("?"):
+        return ASKS
+    first = 0
+    while first < len(tokens) - 1 and tokens[first] in FILLERS:
+        first += 1
+    head, rest = tokens[first], tokens[first + 1:]
+    if head in SUBORDINATORS:  # "before i meet the tax guy", "because the fuel numbers look wrong"
+        return ASKS if _WANT.search(text) and not _is_purpose(tokens[first:]) else TELLS
+    if head == "have" and rest and rest[0] in _SOMEONE:
+        return ASKS  # "have someone call me"
+    if head in QUESTION_OPENERS or head in REQUEST_VERBS or _WANT.search(text):
+        return ASKS
+    if head in SUBJECTS or head in PURPOSE or head in {"not", "no"}:
+        return TELLS
+    # No opener: a bare noun phrase ("expense report for Q3") asks; one with a finite verb ("sales were
+    # up", "payroll went out wrong", "partner thinks ...") or a participle ("applying for a loan") tells.
+    if head in FINITE or head.endswith(("ing", "ed")):  # "lost a lot of business", "applying for a loan"
+        return TELLS
+    # Only the clause's own verbs count, not those of a clause inside it ("advice on whether we can ...").
+    nested = next((i for i, t in enumerate(rest) if t in NESTED), len(rest))
+    own = rest[:nested]
+    if any(len(t) > 4 and (t.endswith("ing") and nxt in _PARTICLES or t.endswith("ed") and prev not in _DETERMINERS)
+           for prev, t, nxt in zip([head, *own], own, [*own[1:], ""])):
+        return TELLS  # "invoices piling up", "a bunch of expenses ended up", not "a detailed report"
+    if head.endswith("'s") and rest and (rest[0] in _AFTER_IS or rest[0].endswith(("ing", "ed"))):
+        return TELLS  # "year's almost over", "cash's getting tight": "is", not a possessive
+    return TELLS if any(t in FINITE or t.endswith("n't") for t in own) else ASKS_BY_PHRASE
+
+
+_TIME_NOUNS = frozenset("""time times moment minute hour morning afternoon evening night day days weekend week
+weeks month months quarter year years season""".split())
+_SOMEONE = frozenset("someone somebody a an the them him her my our".split())
+_PARTICLES = frozenset("up out off down over away along behind around through".split())
+_DETERMINERS = frozenset("a an the my our your his her their this that these those".split())
+_AFTER_IS = frozenset("""almost over not been going gonna coming a an the up down out really so too pretty
+just still about all always never only here gone done""".split())
+
+
+def _is_purpose(tokens: list[str]) -> bool:
+    return len(tokens) > 1 and tokens[0] in {"so", "cause", "because"} and tokens[1] in SUBJECTS
+
+
+def refers_back(text: str) -> bool:
+    """Whether a clause points back at something named before ("look it up", "find that charge"); the
+    words of a value or of a time are not a reference ("this weekend", "that morning")."""
+    tokens = words(without_values(text))
+    return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""]))
+
+
+def classify(clauses: list[str]) -> list[Clause]:
+    acts = [speech_act(c) for c in clauses]
+    return [Clause(c, act != TELLS, refers_back(c), act == ASKS_BY_PHRASE) for c, act in zip(clauses, acts)]
+
+
+# What a request to talk is about is its topic (an argument), not what it asks for: "a call with someone
+# about the P&L" asks for a call.
+_TOPIC = re.compile(r"\s+(?:about|regarding|concerning|re:?|to (?:go over|discuss|talk about|talk through|walk "
+                    r"(?:me|us) through|review))\s+.*$", re.I)
+
+
+def without_topic(text: str) -> str | None:
+    """The clause without its topic ("get me on a call about the P&L" -> "get me on a call"), or None when
+    it names none."""
+    head = _TOPIC.sub("", text)
+    return head if head != text and len(words(head)) >= 2 else None

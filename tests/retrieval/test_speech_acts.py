@@ -1,0 +1,118 @@
+"""Asking vs telling: goals come only from the clauses that ask, values only from their own words.
+
+Every request here was written for these tests (none comes from a benchmark set)."""
+
+from datetime import date
+
+import pytest
+
+from pipeline.llm.grammar import value_candidates
+from pipeline.retrieval.retrievers import build_retriever
+from pipeline.retrieval.speech_acts import ASKS, ASKS_BY_PHRASE, TELLS, refers_back, speech_act, without_topic
+from pipeline.values.spans import without_values
+
+
+@pytest.mark.parametrize("clause,act", [
+    ("how do I add a new vendor", ASKS),                      # a question
+    ("is there a report for overdue bills?", ASKS),
+    ("pull the spending numbers for June", ASKS),             # an imperative
+    ("ok so show me the sales from last week", ASKS),         # after fillers
+    ("all i really need is the income statement", ASKS),      # a want
+    ("the P&L for May please", ASKS),                         # a please
+    ("have someone ring me tomorrow", ASKS),                  # "have someone ...": an imperative too
+    ("income statement for the winter", ASKS_BY_PHRASE),      # a bare noun phrase
+    ("an invoice for consulting", ASKS_BY_PHRASE),            # "consulting" is a noun here, not a verb
+    ("we opened a second store in spring", TELLS),            # subject + verb
+    ("my bookkeeper says the numbers are off", TELLS),
+    ("sales were slow after the holidays", TELLS),            # noun subject + finite verb
+    ("lost two big clients this year", TELLS),                # the subject left out
+    ("applying for a line of credit", TELLS),                 # a participle
+    ("so i can show my landlord", TELLS),                     # a purpose
+    ("before my accountant files the return", TELLS),         # a subordinate clause
+    ("orders stacking up in the back room", TELLS),           # "-ing" + particle: a verb
+    ("not sure of the amount yet", TELLS),
+])
+def test_speech_act_of_a_clause(clause, act):
+    assert speech_act(clause) == act
+
+
+@pytest.mark.parametrize("clause,points_back", [
+    ("can you send it over", True),
+    ("find that charge for me", True),
+    ("what's on the calendar this weekend", False),    # a time, not something named before
+    ("file everything from that quarter", False),
+])
+def test_a_reference_is_not_the_words_of_a_time(clause, points_back):
+    assert refers_back(clause) is points_back
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("expenses for Q3 2023 please", "expenses please"),
+    ("the charge of $80 yesterday", "the charge"),
+    ("text me at 415.555.0123", "text me at 415.555.0123"),  # a phone number is no amount, not even in part
+])
+def test_a_clause_is_judged_without_its_values(text, kept):
+    assert without_values(text) == kept
+
+
+def test_the_whole_request_is_ranked_without_its_values(retriever):
+    # a period's words pull towards the reports that are about periods in general
+    assert retriever.rank("costs for the last 90 days")[0].goal == "expense_report"
+
+
+def test_without_topic_keeps_what_a_request_to_talk_asks_for():
+    assert without_topic("get me on a call with someone about the expense report") == "get me on a call with someone"
+    assert without_topic("pull the expense report for March") is None
+
+
+@pytest.fixture(scope="module")
+def retriever(pack):
+    return build_retriever(pack, "dense", "packaged")
+
+
+def _goals(retriever, query):
+    return [g.goal for g in retriever.by_clause(query)]
+
+
+def test_a_context_clause_names_no_goal_even_with_another_goals_words(retriever):
+    assert _goals(retriever, "our sales dipped over the summer, pull the expense report for August") == \
+        ["expense_report"]
+    assert _goals(retriever, "my supplier raised prices again and margins are shrinking, any advice on what "
+                             "to do") == ["business_advice"]
+
+
+def test_the_topic_of_a_request_to_talk_is_not_a_second_goal(retriever):
+    assert _goals(retriever, "get me on a call with someone about the expense report") == ["contact_agent"]
+
+
+def test_a_fragment_that_asks_nothing_clearly_adds_no_goal(retriever):
+    assert _goals(retriever, "make an invoice for window cleaning, not sure of the total yet") == ["create_invoice"]
+
+
+def test_every_asking_clause_keeps_its_goal(retriever):
+    query = ("income statement for Q2 and the sales report for Q2, then a chat with an agent about the sales "
+             "report")
+    assert _goals(retriever, query) == ["profit_loss_report", "invoice_sales_report", "contact_agent"]
+
+
+def test_a_clause_that_points_back_asks_for_what_it_points_at(retriever):
+    found = retriever.by_clause("the bank wants our income statement for 2023, can you make it")
+    assert [g.goal for g in found] == ["profit_loss_report"]
+    assert "2023" in found[0].source  # its values come with it
+
+
+@pytest.mark.parametrize("query", [
+    "a customer overpaid by mistake, can you wire the difference back to her",
+    "one of our trucks broke down, can you pay the mechanic for me",
+])
+def test_asking_for_what_the_pack_declares_out_of_scope_names_no_goal(retriever, query):
+    assert retriever.by_clause(query) == []
+
+
+def test_values_come_from_the_asking_clause_not_the_story(pack, retriever):
+    query = "we moved offices in March, show me the P&L for last quarter"
+    [found] = retriever.by_clause(query)
+    assert found.goal == "profit_loss_report" and "March" not in found.source
+    periods = value_candidates(pack, found.source, date(2024, 8, 1))["period"]
+    assert len(periods) == 1 and periods[0].endswith("last quarter")
+    assert any("March" in p for p in value_candidates(pack, query, date(2024, 8, 1))["period"])  # the whole has it
