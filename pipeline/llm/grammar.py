@@ -54,15 +54,15 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
     candidates: dict[str, list[str]] = {}
     amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
-               and not {_TOKEN.findall(text[sp[0]:sp[1]])[i].lower() for i in (0, -1)} & _EDGE_WORDS]
+               and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]
     claimed = readable_periods + amounts  # words of a date or an amount are not free text
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
             candidates[name] = [text[a:b] for a, b in readable_periods]
         elif extra.normalizer == "full_name":
             candidates[name] = list(dict.fromkeys(
-                text[a:b] for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
-                and text[a].isupper() and full_name(text[a:b]) is not None))
+                text[a:b] for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3 and text[a].isupper()
+                and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None))
     for name, spec in pack.spec.arguments.items():
         found: dict[str, None] = {}
         if spec.normalizer == "date":
@@ -78,7 +78,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             phrases = []
             for a, b in spans:
                 words = [w.lower() for w in _TOKEN.findall(text[a:b])]
-                if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _EDGE_WORDS or words[-1] in _EDGE_WORDS
+                if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS
                         or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
                         or any(c[0] < b and a < c[1] for c in claimed)):
                     continue
@@ -102,7 +102,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
                       for sp in spans}
             readable = [sp for sp in spans if values[sp] is not None]
-            if spec.normalizer != "person_name":
+            if spec.normalizer == "person_name":
+                readable = [sp for sp in readable if len(_TOKEN.findall(text[sp[0]:sp[1]])) <= 3
+                            and _could_be_name(pack, text, *sp)]
+            else:
                 readable = _smallest(readable, values)
             for sp in readable:
                 found[text[sp[0]:sp[1]]] = None
@@ -116,6 +119,46 @@ _EDGE_WORDS = set("a an the for of to and or with about from in on at my our you
 _REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
     "make create send bill new need want like can could would do set up generate prepare get give show tell "
     "how run pull look find check open".split())
+
+
+# Words of the language rather than of a thing or a person: never a name when written in lower case ("update
+# her record"), never the first or last word of free text ("so", "them", "asap").
+_FUNCTION_WORDS = _REQUEST_WORDS | set("""i me my we us our you your he him his she her they them their it its this that
+these those who what which when where why how is are was were be been am has have had will just now new old
+already also too very all any some every each no not one own same other there here up out off over again
+yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today""".split())
+_TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof"}
+
+
+def _pack_words(pack: Pack) -> set[str]:
+    """The words the pack itself uses (its goals' and arguments' descriptions and examples)."""
+    if not hasattr(pack, "_words"):
+        texts = [g.description + " " + " ".join(g.examples) for g in pack.spec.goals.values()]
+        texts += [a.description for a in pack.spec.arguments.values()]
+        object.__setattr__(pack, "_words", {w.lower() for t in texts for w in _TOKEN.findall(t)})
+    return pack._words
+
+
+def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
+    """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com), each
+    capitalised or not a word of the language or of the pack ("her", "record")."""
+    if re.match(r"[.@]\w", text[end:end + 2]) or (start and re.match(r"[\w.@]", text[start - 1])):
+        return False
+    words = _TOKEN.findall(text[start:end])
+    if all(w.lower() in _TITLES for w in words):
+        return False
+    return all(w[0].isupper() or w.lower() not in _FUNCTION_WORDS | _pack_words(pack)
+               and not (len(w) > 4 and w.endswith(("ed", "ing"))) for w in words)
+
+
+def _edge_word_adds_nothing(span: str) -> bool:
+    """Whether the span begins or ends with a word that is no part of its amount ("for 500", not "a grand")."""
+    words = _TOKEN.findall(span)
+    if words[-1].lower() in _EDGE_WORDS:
+        return True
+    if words[0].lower() in {"a", "an"}:  # "a grand" is 1000; "a 500" is 500
+        return parse_amount(span.split(None, 1)[1] if " " in span else "", whole=True) is not None
+    return words[0].lower() in _EDGE_WORDS
 
 
 def _goal_words(pack: Pack) -> set[str]:
@@ -151,19 +194,35 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
     return result
 
 
+def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list[str]]) -> dict[str, list[str]]:
+    """A clause's own values, and for each argument it gives no value of, the values of the words it points
+    back at ("a $40 charge hit us on Monday, look it up"). Never free text: what a pointed-at clause is
+    about is seldom what the goal's free text names."""
+    def free_text(name: str) -> bool:
+        spec = pack.spec.arguments.get(name)
+        return spec is not None and spec.normalizer == "lowercase_text"
+    return {**own, **{name: values for name, values in context.items()
+                      if values and not own.get(name) and not free_text(name)}}
+
+
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
-               sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True) -> str:
+               sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True,
+               contexts: list[str] | None = None) -> str:
     """EBNF of the IRs a translator may write for this request.
 
     `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
     order, and only fills their arguments (goals chosen by retrieval), each from its own words
-    (`sources[i]`, default the whole request); otherwise it names one to `max_goals` of them, none twice,
+    (`sources[i]`, default the whole request), and from the words it points back at (`contexts[i]`) the
+    arguments its own words do not give; otherwise it names one to `max_goals` of them, none twice,
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
     domain)."""
     goals = [g for g in (pack.spec.goals if goals is None else goals) if g in pack.spec.goals]
     whole = value_candidates(pack, query, today)
     by_position = {i: value_candidates(pack, src, today) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
+    for i, context in enumerate(contexts or [], 1):
+        if fixed and context and i in by_position:
+            by_position[i] = _with_context(pack, by_position[i], value_candidates(pack, context, today))
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]

@@ -62,6 +62,9 @@ class ScoredGoal:
     goal: str
     score: float
     source: str = ""  # the words of the request it was retrieved from
+    # Words its asking clause points back at ("..., can you update her record"): they give the arguments
+    # the source itself does not.
+    context: str = ""
 
 
 def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
@@ -164,9 +167,18 @@ class Retriever:
             protected = re.sub(phrase, lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
         protected = re.sub(r"(?<=\d)[,.](?=\d)", lambda m: {",": "\x01", ".": "\x02"}[m.group()], protected)
         protected = re.sub(r"(?<=\d),(?= \d{4}\b)", "\x01", protected)  # "march 15, 2026" is one date
+        protected = re.sub(_TITLE, lambda m: m.group()[:-1] + "\x02", protected)  # "Mr. Chen" is one name
         parts = _CLAUSE_BREAK.split(protected)
         restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
-        return [p for p in restored if len(p.split()) >= 2] or [query]
+        clauses: list[str] = []
+        for part in filter(None, restored):
+            if len(part.split()) < 2 and clauses:  # a lone word ("jo@x.com") belongs to the clause before it
+                clauses[-1] += ", " + part
+            elif clauses and len(clauses[-1].split()) < 2:
+                clauses[-1] += ", " + part
+            else:
+                clauses.append(part)
+        return clauses or [query]
 
     def by_clause(self, query: str, first_threshold: float | None = None, clause_threshold: float | None = None,
                   max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
@@ -189,31 +201,49 @@ class Retriever:
         best = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
         chosen: list[ScoredGoal] = []
         sources: list[list[str]] = []
+        contexts: list[list[str]] = []
+        story: list[str] = []  # the clauses since the last one that named a goal, naming none themselves
+        foreign: set[int] = set()  # clauses that ask for what the pack declares out of scope
         for i, (clause, top) in enumerate(zip(clauses, best)):
             if not clause.asks:
+                if chosen and clause.refers_back and not story:  # "..., his new email is jo@x.com"
+                    contexts[-1].append(clause.text)
+                story.append(clause.text)
                 continue
+            if self.out_of_scope(top.source):
+                story = []
+                foreign.add(i)
+                continue  # it asks for something the domain does not do ("refund this payment")
             goal, score, words = top.goal, top.score, [clause.text]
             needed = BARE_PHRASE_THRESHOLD if clause.bare else clause_threshold
-            if score < needed and clause.refers_back and i:
-                j = max(range(i), key=lambda k: best[k].score)
+            earlier = [k for k in range(i) if k not in foreign]
+            if score < needed and clause.refers_back and earlier:
+                j = max(earlier, key=lambda k: best[k].score)
                 goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
-            elif score >= needed and self.out_of_scope(top.source):
-                continue  # it asks for something the domain does not do ("refund this payment")
             if score < needed:
-                if sources and not clause.refers_back:
-                    sources[-1].append(clause.text)  # a fragment of the request before it
+                if sources and not clause.refers_back and not story:
+                    sources[-1].append(clause.text)  # a fragment of the request before it ("..., for March")
+                else:
+                    story.append(clause.text)
                 continue
+            # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
+            pointed_at = [t for t in story if t not in words] if clause.refers_back else []
+            story = []
             if goal in {c.goal for c in chosen}:
-                sources[[c.goal for c in chosen].index(goal)].extend(words)
+                k = [c.goal for c in chosen].index(goal)
+                sources[k].extend(w for w in words if w not in sources[k])
+                contexts[k].extend(pointed_at)
                 continue
             chosen.append(ScoredGoal(goal, score, ""))
             sources.append(words)
+            contexts.append(pointed_at)
         if not chosen:
             if any(c.asks for c in clauses):
                 return []  # it asks, but for nothing this domain does ("can you recommend a restaurant")
             # Nothing asks in so many words ("my customer Tom Reed has a new email ..."): one goal.
             return [ScoredGoal(ranked[0].goal, ranked[0].score, query)]
-        return [ScoredGoal(c.goal, c.score, ", ".join(s)) for c, s in zip(chosen, sources)][:max_goals]
+        return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s))
+                for c, s, x in zip(chosen, sources, contexts)][:max_goals]
 
     def _best_for_clause(self, clause: str, threshold: float) -> ScoredGoal:
         """The clause's best goal (judged without its values, as `rank` does), and without the topic of a
@@ -357,6 +387,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n else v
 
 
+_TITLE = re.compile(r"\b(?:mr|mrs|ms|dr|prof|st|jr|sr)\.(?=\s)", re.I)
 _CLAUSE_BREAK = re.compile(r"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
                            r"|(?<!\bi'd)(?<!\bwe)(?<!\bi)\s+(?:and then|and also|and|then|plus|also|but)\s+"
                            # a subordinate clause: a conjunction, then its subject ("so i can see", "before we")

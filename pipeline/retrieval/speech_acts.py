@@ -22,7 +22,7 @@ now just right yes yeah oh alright sorry quick quickly separately lastly finally
 
 # A clause that opens with one of these is a question (and so asks), whatever follows.
 QUESTION_OPENERS = frozenset("""how what what's whats where where's which who why can could would will
-is are do does did should shall may might any anything is there""".split())
+is are do does did should shall may might any anything""".split())  # "is there ...": "is" opens it
 
 # The verbs a request opens with (imperative): what people ask a service to do or give.
 REQUEST_VERBS = frozenset("""show pull run get give send make create invoice bill update change edit fix
@@ -59,8 +59,9 @@ PURPOSE = frozenset({"so"})
 # Words that open a clause inside a clause: its verbs are not the outer clause's.
 NESTED = frozenset("whether if how what that which who whom when where why because since with we i you they".split())
 
-# Words that point back at something the request already named ("generate it", "find that charge").
-REFERENCES = frozenset("it that this them those these one".split())
+# Words that point back at something or someone the request already named ("generate it", "find that
+# charge", "update her record").
+REFERENCES = frozenset("it that this them those these one her him his their".split())
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     user = render_user_message(query)
     stats: dict = {}
     shortlist: list[dict] = []
-    goals, fixed, sources = None, False, None
+    goals, fixed, sources, contexts = None, False, None, None
     if goal_choice in ("retrieve", "shortlist"):
         from pipeline.retrieval.retrievers import get_retriever
 
@@ -58,10 +58,11 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         chosen = (retriever.by_clause(query, max_goals=pack.spec.max_goals)[:k] if goal_choice == "retrieve"
                   else retriever.shortlist(query, k))
         stats["retrieve_s"] = time.perf_counter() - t0
-        shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "method": retriever.method}
-                     for c in chosen]
+        shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "context": c.context,
+                      "method": retriever.method} for c in chosen]
         goals = [c.goal for c in chosen]
-        fixed, sources = goal_choice == "retrieve", [c.source for c in chosen] if goal_choice == "retrieve" else None
+        fixed = goal_choice == "retrieve"
+        sources, contexts = ([c.source for c in chosen], [c.context for c in chosen]) if fixed else (None, None)
         system = render_system_prompt(pack, shortlist=goals)
         if not goals:
             ir = NONE_LINE + "\n"
@@ -75,7 +76,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     if constrain:
         t0 = time.perf_counter()
         grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources,
-                             max_goals=pack.spec.max_goals, allow_none=goals is None)
+                             contexts=contexts, max_goals=pack.spec.max_goals, allow_none=goals is None)
         stats["grammar_build_s"] = time.perf_counter() - t0
     completion = backend.complete(system, user, grammar, max_new_tokens)
     stats.update(completion.stats, prompt_tokens=completion.prompt_tokens, new_tokens=completion.new_tokens,

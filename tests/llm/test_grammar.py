@@ -82,3 +82,27 @@ def test_holes_hold_only_what_the_request_grounds(pack):
     assert "09/28/2024" in candidates["charge_date"] and "Sept 28" in candidates["charge_date"]
     assert set(candidates["contact_channel"]) == {"call", "phone"}
     assert candidates["customer_email"] == [] and candidates["help_topic"] == []
+
+
+def test_name_candidates_are_names_not_pronouns_pack_words_or_parts_of_an_email(pack):
+    from datetime import date
+
+    from pipeline.llm.grammar import value_candidates
+
+    found = value_candidates(pack, "Mrs. Okafor phoned, her new one is Ngozi.Okafor@mail.com, please update her record",
+                             date(2024, 1, 1))
+    assert "Okafor" in found["customer_family_name"]
+    assert not {"Her", "her", "Record", "Ngozi", "Phoned", "Mrs"} & set(found["customer_family_name"])
+    lower = value_candidates(pack, "update ravi patel's phone to 212 555 0100", date(2024, 1, 1))
+    assert "Ravi" in lower["customer_given_name"]  # a name written in lower case is still a name
+
+
+def test_an_amount_may_begin_with_a_but_free_text_never_ends_on_a_function_word(pack):
+    from datetime import date
+
+    from pipeline.llm.grammar import value_candidates
+
+    found = value_candidates(pack, "invoice them a grand for tree trimming asap", date(2024, 1, 1))
+    assert "1000.00" in found["invoice_amount"]
+    assert "tree trimming" in found["invoice_detail"]
+    assert not any(v.split()[-1] in {"asap", "them"} or v.split()[0] == "them" for v in found["invoice_detail"])

@@ -31,6 +31,8 @@ from pipeline.values.spans import without_values
     ("before my accountant files the return", TELLS),         # a subordinate clause
     ("orders stacking up in the back room", TELLS),           # "-ing" + particle: a verb
     ("not sure of the amount yet", TELLS),
+    ("there's a charge on our card from Tuesday", TELLS),      # "there" opens no question
+
 ])
 def test_speech_act_of_a_clause(clause, act):
     assert speech_act(clause) == act
@@ -116,3 +118,20 @@ def test_values_come_from_the_asking_clause_not_the_story(pack, retriever):
     periods = value_candidates(pack, found.source, date(2024, 8, 1))["period"]
     assert len(periods) == 1 and periods[0].endswith("last quarter")
     assert any("March" in p for p in value_candidates(pack, query, date(2024, 8, 1))["period"])  # the whole has it
+
+
+def test_a_clause_that_points_back_takes_the_values_its_own_words_lack(pack, retriever):
+    query = "there is a $64 charge from the 2nd of May on our card, can you look into that charge"
+    [found] = retriever.by_clause(query)
+    assert found.goal == "charge_lookup" and "$64" not in found.source and "$64" in found.context
+    grammar_values = value_candidates(pack, found.context, date(2024, 8, 1))
+    assert "64.00" in grammar_values["charge_amount"]
+
+
+def test_a_story_is_no_context_for_a_clause_that_points_at_nothing(retriever):
+    [found] = retriever.by_clause("sales were slow in March, show me the profit and loss report")
+    assert found.goal == "profit_loss_report" and found.context == ""
+
+
+def test_a_title_does_not_end_a_clause_and_a_lone_word_stays_with_its_clause(retriever):
+    assert retriever.clauses("update Dr. Okafor, okafor@clinic.net") == ["update Dr. Okafor, okafor@clinic.net"]
