@@ -60,9 +60,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
         if extra.normalizer == "period":
             candidates[name] = [text[a:b] for a, b in readable_periods]
         elif extra.normalizer == "full_name":
-            candidates[name] = list(dict.fromkeys(
-                text[a:b] for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3 and text[a].isupper()
-                and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None))
+            # The whole name only ("Emma Wilson", not "Emma"): its parts are what the part arguments are for.
+            candidates[name] = list(dict.fromkeys(text[a:b] for a, b in _maximal(
+                [(a, b) for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
+                 and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None])))
     for name, spec in pack.spec.arguments.items():
         found: dict[str, None] = {}
         if spec.normalizer == "date":
@@ -147,8 +148,8 @@ def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     words = _TOKEN.findall(text[start:end])
     if all(w.lower() in _TITLES for w in words):
         return False
-    return all(w[0].isupper() or w.lower() not in _FUNCTION_WORDS | _pack_words(pack)
-               and not (len(w) > 4 and w.endswith(("ed", "ing"))) for w in words)
+    return all(w.lower() not in _FUNCTION_WORDS and (w[0].isupper() or w.lower() not in _pack_words(pack)
+               and not (len(w) > 4 and w.endswith(("ed", "ing")))) for w in words)
 
 
 def _edge_word_adds_nothing(span: str) -> bool:
@@ -243,7 +244,10 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         options = [_literal(_asp_string(v)) for v in candidates.get(argument, [])]
         spec = pack.spec.arguments.get(argument)
         if spec is not None and spec.accepts_output and count > 1:
-            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position]
+            # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
+            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position
+                        and (k > len(goals) or not fixed
+                             or pack.spec.apis[pack.spec.goals[goals[k - 1]].api].produces in spec.accepts_output)]
         if not options:
             return None
         values = define(f"v_{argument}_{position}", " | ".join(options))

@@ -204,10 +204,13 @@ class Retriever:
         contexts: list[list[str]] = []
         story: list[str] = []  # the clauses since the last one that named a goal, naming none themselves
         foreign: set[int] = set()  # clauses that ask for what the pack declares out of scope
+        leading: list[str] = []  # asking fragments before the first goal, naming none themselves
+        following = False  # whether every clause since the last goal's points back at it
         for i, (clause, top) in enumerate(zip(clauses, best)):
             if not clause.asks:
-                if chosen and clause.refers_back and not story:  # "..., his new email is jo@x.com"
+                if chosen and clause.refers_back and following:  # "..., his new email is jo@x.com"
                     contexts[-1].append(clause.text)
+                following = following and clause.refers_back
                 story.append(clause.text)
                 continue
             if self.out_of_scope(top.source):
@@ -223,12 +226,16 @@ class Retriever:
             if score < needed:
                 if sources and not clause.refers_back and not story:
                     sources[-1].append(clause.text)  # a fragment of the request before it ("..., for March")
+                elif not sources and not clause.refers_back:
+                    leading.append(clause.text)  # a fragment before the first goal ("$900 for a logo. Bill it")
                 else:
                     story.append(clause.text)
                 continue
             # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
             pointed_at = [t for t in story if t not in words] if clause.refers_back else []
-            story = []
+            if not chosen:
+                words = [*leading, *words]
+            story, following = [], True
             if goal in {c.goal for c in chosen}:
                 k = [c.goal for c in chosen].index(goal)
                 sources[k].extend(w for w in words if w not in sources[k])
