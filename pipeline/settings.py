@@ -17,7 +17,7 @@ class Settings(BaseSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     # Translation: `hf` (in process; CUDA when present) or `openai` (any OpenAI-compatible server).
     translator: str = "hf"
-    hf_model: str | None = None             # a model id or local path; default: the packaged SmolLM2 GGUF
+    hf_model: str | None = None             # smollm2-135m (default), gemma3-270m, or a model id or local path
     hf_gguf_file: str | None = None         # with hf_model: the GGUF file inside it
     openai_base_url: str = "http://127.0.0.1:8001/v1"
     openai_model: str = "nesyplan"

