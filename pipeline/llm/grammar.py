@@ -128,7 +128,6 @@ _FUNCTION_WORDS = _REQUEST_WORDS | set("""i me my we us our you your he him his 
 these those who what which when where why how is are was were be been am has have had will just now new old
 already also too very all any some every each no not one own same other there here up out off over again
 yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today u ur ya""".split())
-_TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof"}
 
 
 def _pack_words(pack: Pack) -> set[str]:
@@ -146,8 +145,6 @@ def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     if re.match(r"[.@]\w", text[end:end + 2]) or (start and re.match(r"[\w.@]", text[start - 1])):
         return False
     words = _TOKEN.findall(text[start:end])
-    if all(w.lower() in _TITLES for w in words):
-        return False
     return all(w.lower() not in _FUNCTION_WORDS and (w[0].isupper() or w.lower() not in _pack_words(pack)
                and not (len(w) > 4 and w.endswith(("ed", "ing")))) for w in words)
 
@@ -245,9 +242,8 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         spec = pack.spec.arguments.get(argument)
         if spec is not None and spec.accepts_output and count > 1:
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
-            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position
-                        and (k > len(goals) or not fixed
-                             or pack.spec.apis[pack.spec.goals[goals[k - 1]].api].produces in spec.accepts_output)]
+            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position and (
+                not fixed or pack.spec.apis[pack.spec.goals[goals[k - 1]].api].produces in spec.accepts_output)]
         if not options:
             return None
         values = define(f"v_{argument}_{position}", " | ".join(options))

@@ -112,20 +112,19 @@ class Retriever:
         """How close the request is to the pack's `out_of_scope` examples (-1 when it has none)."""
         raise NotImplementedError
 
-    def out_of_scope(self, text: str) -> bool:
-        """Whether the text asks for something the pack declares it does not serve: it is closer to one of
-        its out-of-scope examples than to any goal."""
-        state = self.state(text)
-        return self.scope_score(state) > max(self.scores(state).values())
-
     def explain(self, state, goal: str):
         raise NotImplementedError
 
     def rank(self, query: str) -> list[ScoredGoal]:
         """Every goal by its score for the request, judged without its values (a date or an amount names
         no goal and only blurs the words that do: "what did we spend in Q1" is about spending)."""
-        scores = self.scores(self.state(without_values(query)))
-        return [ScoredGoal(g, s, query) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])]
+        return self._ranked(without_values(query), query)[0]
+
+    def _ranked(self, judged: str, source: str) -> tuple[list[ScoredGoal], object]:
+        """Every goal by its score for the words judged, and their state (for the out-of-scope test)."""
+        state = self.state(judged)
+        scores = self.scores(state)
+        return [ScoredGoal(g, s, source) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])], state
 
     def progressive(self, query: str, first_threshold: float | None = None, next_threshold: float | None = None,
                     max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
@@ -172,9 +171,8 @@ class Retriever:
         restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
         clauses: list[str] = []
         for part in filter(None, restored):
-            if len(part.split()) < 2 and clauses:  # a lone word ("jo@x.com") belongs to the clause before it
-                clauses[-1] += ", " + part
-            elif clauses and len(clauses[-1].split()) < 2:
+            # A lone word ("jo@x.com", "ok") belongs to the clause beside it.
+            if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2):
                 clauses[-1] += ", " + part
             else:
                 clauses.append(part)
@@ -200,7 +198,8 @@ class Retriever:
         if max_goals == 1:  # one goal per request (flow packs): the best for the whole of it
             return ranked[:1]
         clauses = classify(self.clauses(query))
-        best = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
+        judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
+        best = [top for top, _ in judged]
         chosen: list[ScoredGoal] = []
         sources: list[list[str]] = []
         contexts: list[list[str]] = []
@@ -215,7 +214,7 @@ class Retriever:
                 following = following and clause.refers_back
                 story.append(clause.text)
                 continue
-            if self.out_of_scope(top.source):
+            if judged[i][1]:
                 story = []
                 foreign.add(i)
                 continue  # it asks for something the domain does not do ("refund this payment")
@@ -254,16 +253,23 @@ class Retriever:
         return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s))
                 for c, s, x in zip(chosen, sources, contexts)][:max_goals]
 
-    def _best_for_clause(self, clause: str, threshold: float) -> ScoredGoal:
+    def _best_for_clause(self, clause: str, threshold: float) -> tuple[ScoredGoal, bool]:
         """The clause's best goal (judged without its values, as `rank` does), and without the topic of a
-        request to talk ("a call about the P&L" asks for a call) when what is left still names a goal."""
+        request to talk ("a call about the P&L" asks for a call) when what is left still names a goal; and
+        whether those words ask for what the pack declares it does not serve (they are closer to one of its
+        `out_of_scope` examples than to any goal)."""
         clause = without_values(clause)
         head = without_topic(clause)
         if head is not None:
-            top = self.rank(head)[0]  # its source: the words judged
+            top, foreign = self._judge(head)
             if top.score >= threshold:
-                return top
-        return self.rank(clause)[0]
+                return top, foreign
+        return self._judge(clause)
+
+    def _judge(self, words: str) -> tuple[ScoredGoal, bool]:
+        """The best goal for the words (its source: the words judged), and whether they are out of scope."""
+        ranked, state = self._ranked(words, words)
+        return ranked[0], self.scope_score(state) > ranked[0].score
 
     @property
     def protected_phrases(self) -> list[str]:

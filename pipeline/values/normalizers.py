@@ -12,7 +12,7 @@ from typing import Callable
 
 from pipeline.values.numbers import format_amount, parse_amount
 
-_TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?\s+"
+_TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?(?:\s+|$)"  # a title alone is no name
 _EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)
 
 
