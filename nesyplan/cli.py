@@ -353,7 +353,9 @@ def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work 
     import os
 
     from workers.celery_app import app as celery_app
+    from workers.tasks import WORKER_QUEUES_ENV
 
+    os.environ[WORKER_QUEUES_ENV] = queues  # each worker process warms up what its queues need
     celery_app.worker_main(["worker", "-Q", queues, "-c", str(concurrency), "--loglevel", loglevel,
                             "-n", name or f"nesyplan-{os.getpid()}@%h", "--without-mingle", "--without-gossip"])
 
@@ -459,7 +461,9 @@ def bench(path: str = typer.Option("queue", help="queue: requests/s through Redi
           workers: list[int] = typer.Option([1, 2], help="queue: worker process counts to compare"),
           domain: str = typer.Option("quickbooks", help="domain pack (records with `domain` choose their own)"),
           translator: str = typer.Option("hf", help="end-to-end: hf or openai"),
-          naive: bool = typer.Option(True, "--naive/--no-naive", help="symbolic: also run the naive path"),
+          naive: bool = typer.Option(True, "--naive/--no-naive", help="also run the naive path for the ratio "
+                                     "(symbolic: no planner cache, FD per request; end-to-end: token-by-token "
+                                     "decoding, no jump-forward)"),
           limit: Optional[int] = typer.Option(None, help="only the first N records"),
           json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Speed: p50/p90 per stage and requests/s over a stream of requests (symbolic, end-to-end), or the
@@ -492,19 +496,40 @@ def _bench_stream(path: str, dataset: Optional[Path], domain: str, translator: s
             task = progress.add_task("", total=len(records))
             return function(records, domain, *args, progress=lambda: progress.advance(task)).summary()
 
+    def with_naive(report: dict, slow: dict) -> dict:
+        report.update(naive_p50_ms=slow["p50_ms"], naive_p90_ms=slow["p90_ms"], naive_stages_ms=slow["stages_ms"],
+                      naive_requests_per_s=slow["requests_per_s"],
+                      speedup=round(slow["p50_ms"] / report["p50_ms"], 1) if report["p50_ms"] else None)
+        if "tokens" in slow:
+            report["naive_tokens"] = slow["tokens"]
+        return report
+
     if path == "symbolic":
         report = streamed("symbolic, fast path", symbolic_stream)
         if naive:
-            slow = streamed("symbolic, naive path", symbolic_stream, False)
-            report.update(naive_p50_ms=slow["p50_ms"], naive_p90_ms=slow["p90_ms"],
-                          naive_stages_ms=slow["stages_ms"], naive_requests_per_s=slow["requests_per_s"],
-                          speedup=round(slow["p50_ms"] / report["p50_ms"], 1) if report["p50_ms"] else None)
+            report = with_naive(report, streamed("symbolic, naive path", symbolic_stream, False))
     else:
-        from pipeline.run import backend_for
+        from pipeline.run import backend_for, warm_up
 
-        with err_console.status(f"loading the {translator} backend...", spinner="dots"):
-            backend_for(translator)
+        domains = sorted({r.get("domain") or domain for r in records})
+
+        def warmed_up() -> None:  # each pass starts where a freshly started worker would
+            backend = backend_for(translator)
+            if hasattr(backend, "forget_prompts"):
+                backend.forget_prompts()
+            warm_up(domains, translator)
+
+        with err_console.status(f"loading the {translator} backend and warming up...", spinner="dots"):
+            warmed_up()
         report = streamed(f"end to end ({translator})", end_to_end_stream, translator)
+        backend = backend_for(translator)
+        if naive and hasattr(backend, "jump_forward"):  # the same stream, decoding every token
+            warmed_up()
+            backend.jump_forward = False
+            try:
+                report = with_naive(report, streamed("end to end, token by token", end_to_end_stream, translator))
+            finally:
+                backend.jump_forward = True
     report.update(path=path, dataset=str(dataset))
     if json_out:
         print(json.dumps(report, indent=2))
@@ -519,6 +544,8 @@ def _bench_stream(path: str, dataset: Optional[Path], domain: str, translator: s
     console.print(table)
     console.print(f"requests/s {report['requests_per_s']}   plan cache {report['plan_cache']}   "
                   f"outcomes {report['outcomes']}", markup=False, highlight=False)
+    if "tokens" in report:
+        console.print(f"tokens {report['tokens']}", markup=False, highlight=False)
     if "speedup" in report:
         console.print(f"naive p50 {report['naive_p50_ms']} ms vs fast p50 {report['p50_ms']} ms: "
                       f"{report['speedup']}x", markup=False, highlight=False)

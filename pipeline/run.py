@@ -60,9 +60,9 @@ def _compile(run: Run, pack: Pack) -> None:
     run.domain_pddl = pack.domain_pddl.read_text(encoding="utf-8")
 
 
-def _plan(run: Run, pack: Pack) -> None:
+def _plan(run: Run, pack: Pack, fast: bool = True) -> None:
     run.plan = plan(run.task_pddl, run.materialized, pack, settings().planner_timeout_s,
-                    settings().planner_alias)
+                    settings().planner_alias, fast=fast)
 
 
 _STAGE_FUNCTIONS = {"translate": _translate, "check": _check, "materialize": _materialize, "compile": _compile, "plan": _plan}
@@ -87,8 +87,9 @@ def stages_of(run: Run) -> tuple[str, ...]:
     return ALL_STAGES if run.translator else SYMBOLIC_STAGES
 
 
-def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
-    """Execute one stage on the record (in place, and returned); the last stage marks success."""
+def run_stage(run: Run, stage: str, pack: Pack | None = None, fast_plan: bool = True) -> Run:
+    """Execute one stage on the record (in place, and returned); the last stage marks success.
+    `fast_plan=False`: the naive planner path (for `bench`'s ratio)."""
     if run.status == "failed":
         return run
     run.status = "running"
@@ -99,7 +100,10 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
         except ValueError:
             raise StageError(stage, "ir_rejected", f"today {run.today!r} is not a date (YYYY-MM-DD)") from None
         pack = pack or load_pack(run.domain)
-        _STAGE_FUNCTIONS[stage](run, pack)
+        if stage == "plan":
+            _plan(run, pack, fast=fast_plan)
+        else:
+            _STAGE_FUNCTIONS[stage](run, pack)
     except StageError as exc:
         run.status, run.failure = "failed", exc.to_failure()
     except PackError as exc:
@@ -112,6 +116,33 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None) -> Run:
     if run.status != "failed" and stage == SYMBOLIC_STAGES[-1]:
         run.status = "succeeded"
     return run
+
+
+def warm_up(domains: list[str], translator: str | None = None) -> dict[str, float]:
+    """Load now what the first request would otherwise pay for: each pack and its parsed planning domain,
+    and with a translator, the model, the pack's goal retriever and the model state of the pack's static
+    prompt. Workers call this at start; returns the seconds each part took."""
+    from pipeline.retrieval.retrievers import get_retriever
+    from pipeline.stages.plan import parsed_domain
+
+    took: dict[str, float] = {}
+    backend = None
+    if translator:
+        started = time.perf_counter()
+        backend = backend_for(translator)
+        took["model"] = time.perf_counter() - started
+    for domain in domains:
+        started = time.perf_counter()
+        pack = load_pack(domain)
+        parsed_domain(pack)
+        if backend is not None:
+            from pipeline.llm.prompt import render_system_prompt
+
+            get_retriever(pack).by_clause("warm up")  # builds the index and loads the embedding model
+            if hasattr(backend, "warm_up"):
+                backend.warm_up(render_system_prompt(pack))
+        took[domain] = time.perf_counter() - started
+    return took
 
 
 def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | None = None,

@@ -35,6 +35,7 @@ class Settings(BaseSettings):
     visibility_timeout_s: float = 600.0
     restore_interval_s: float = 5.0         # how often workers look for such messages
     stage_time_limit_s: float = 120.0       # hard limit of a symbolic stage in a worker
+    warm_up_domains: str = "quickbooks"     # packs a worker loads at start (comma-separated; empty: none)
 
 
 @lru_cache(maxsize=1)

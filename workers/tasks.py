@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import redis
 from celery import chain
+from celery.signals import worker_process_init
 from celery.exceptions import SoftTimeLimitExceeded
 
 from pipeline.records import Failure, Run
-from pipeline.run import ALL_STAGES, run_stage, stages_of
+from pipeline.run import ALL_STAGES, run_stage, stages_of, warm_up
 from pipeline.settings import settings
 from workers.celery_app import app
 from workers.store import RunStore
 
 log = logging.getLogger(__name__)
 _store: RunStore | None = None
+WORKER_QUEUES_ENV = "NESYPLAN_WORKER_QUEUES"  # set by `nesyplan worker`: what this worker's processes serve
 
 # Transient: the store or broker went away for a moment. Domain errors never raise (they end the run).
 TRANSIENT = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
@@ -26,6 +29,19 @@ def store() -> RunStore:
     if _store is None:
         _store = RunStore()
     return _store
+
+
+@worker_process_init.connect
+def _warm_up_worker(**_) -> None:
+    """Each worker process loads its packs (and, on the `llm` queue, the model) before its first task."""
+    s = settings()
+    domains = [d.strip() for d in s.warm_up_domains.split(",") if d.strip()]
+    queues = os.environ.get(WORKER_QUEUES_ENV, "llm,symbolic").split(",")
+    try:
+        took = warm_up(domains, s.translator if "llm" in queues else None)
+        log.info("warmed up in %.1f s: %s", sum(took.values()), {k: round(v, 2) for k, v in took.items()})
+    except Exception:  # noqa: BLE001 - a worker that cannot warm up still serves (and reports) each request
+        log.exception("warm-up failed; requests will load what they need")
 
 
 def execute_stage(run_id: str, stage: str) -> str:

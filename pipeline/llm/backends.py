@@ -13,10 +13,12 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PREFIX_CACHE_SIZE = 16  # model states of static prompts kept (~30 MB each for the packaged model)
 
 
 @dataclass
@@ -127,8 +129,11 @@ class HFBackend:
         self.tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
         self.model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs).to(self.device)
         self.model.eval()
-        self._prefix_cache: dict[str, tuple] = {}
+        self._prefix_cache: OrderedDict[str, tuple] = OrderedDict()
         self._grammar_compiler = None
+        self._tokenizer_info = None
+        # Jump-forward decoding (on unless NESYPLAN_JUMP_FORWARD=0, which `bench` uses for the ratio).
+        self.jump_forward = os.environ.get("NESYPLAN_JUMP_FORWARD", "1") != "0"
         self._lock = threading.Lock()  # one generation at a time per loaded model
 
     # --- prompt ----------------------------------------------------------------------------------
@@ -149,26 +154,58 @@ class HFBackend:
         return self.tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"].to(self.device)
 
     def _prefix(self, prefix: str):
+        """The model state after the static prompt prefix, from an LRU cache, and how many of its tokens
+        had to be computed. A prefix seen for the first time starts from the cached one it shares most
+        tokens with (the instructions and examples that every request's prompt opens with), so only the
+        tokens after the shared part are computed."""
         import torch
 
-        if prefix not in self._prefix_cache:
-            ids = self._ids(prefix)
-            with torch.no_grad():
-                out = self.model(ids, use_cache=True)
-            if len(self._prefix_cache) > 8:
-                self._prefix_cache.clear()
-            self._prefix_cache[prefix] = (ids, out.past_key_values)
-        return self._prefix_cache[prefix]
+        if prefix in self._prefix_cache:
+            self._prefix_cache.move_to_end(prefix)
+            return (*self._prefix_cache[prefix], 0)
+        ids = self._ids(prefix)
+        shared, base = 0, None
+        for cached_ids, cached_state in self._prefix_cache.values():
+            n = min(cached_ids.shape[1], ids.shape[1] - 1)  # at least one token left to compute
+            differs = (cached_ids[0, :n] != ids[0, :n]).nonzero()
+            common = int(differs[0]) if len(differs) else n
+            if common > shared:
+                shared, base = common, cached_state
+        state = None
+        if base is not None:
+            state = copy.deepcopy(base)
+            state.crop(shared - state.get_seq_length())  # a negative count: tokens to drop
+        with torch.no_grad():
+            state = self.model(ids[:, shared:], past_key_values=state, use_cache=True).past_key_values
+        self._prefix_cache[prefix] = (ids, state)
+        if len(self._prefix_cache) > PREFIX_CACHE_SIZE:
+            self._prefix_cache.popitem(last=False)
+        return ids, state, ids.shape[1] - shared
+
+    def forget_prompts(self) -> None:
+        """Drop the cached prompt states (so that a benchmark pass starts as a fresh worker does)."""
+        with self._lock:
+            self._prefix_cache.clear()
+
+    def warm_up(self, system: str) -> None:
+        """Load what the first request would: the model state of this static prompt, and the grammar
+        compiler (workers call this at start, so no request pays for it)."""
+        with self._lock:
+            prefix, _ = self._split_prompt(system, "")
+            if prefix:
+                self._prefix(prefix)
+            self._compiled('root ::= "x"')
 
     # --- grammar ---------------------------------------------------------------------------------
-    def _logits_processor(self, grammar: str):
+    def _compiled(self, grammar: str):
         import xgrammar as xgr
-        from xgrammar.contrib.hf import LogitsProcessor
 
         if self._grammar_compiler is None:
-            info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.model.config.vocab_size)
-            self._grammar_compiler = xgr.GrammarCompiler(info, max_threads=max(1, (os.cpu_count() or 2) // 2))
-        return LogitsProcessor(self._grammar_compiler.compile_grammar(grammar))
+            self._tokenizer_info = xgr.TokenizerInfo.from_huggingface(
+                self.tokenizer, vocab_size=self.model.config.vocab_size)
+            self._grammar_compiler = xgr.GrammarCompiler(self._tokenizer_info,
+                                                         max_threads=max(1, (os.cpu_count() or 2) // 2))
+        return self._grammar_compiler.compile_grammar(grammar)
 
     # --- generation ------------------------------------------------------------------------------
     def complete(self, system: str, user: str, grammar: str | None = None, max_new_tokens: int = 160) -> Completion:
@@ -179,29 +216,91 @@ class HFBackend:
             prefix, rest = self._split_prompt(system, user)
             stats: dict = {}
             if prefix:
-                prefix_ids, cache = self._prefix(prefix)
+                prefix_ids, cache, computed = self._prefix(prefix)
                 ids = torch.cat([prefix_ids, self._ids(rest)], dim=1)
                 cache = copy.deepcopy(cache)
+                stats["prompt_tokens_computed"] = computed + ids.shape[1] - prefix_ids.shape[1]
             else:
                 ids, cache = self._ids(rest), None
-            processors = []
-            if grammar is not None:
-                t0 = time.perf_counter()
-                processors.append(self._logits_processor(grammar))
-                stats["grammar_compile_s"] = time.perf_counter() - t0
-            eos = [t for t in {self.tokenizer.eos_token_id, *(self.model.generation_config.eos_token_id
-                                                                 if isinstance(self.model.generation_config.eos_token_id, list)
-                                                                 else [self.model.generation_config.eos_token_id])} if t is not None]
+                stats["prompt_tokens_computed"] = ids.shape[1]
             t0 = time.perf_counter()
-            with torch.no_grad():
-                out = self.model.generate(ids, attention_mask=torch.ones_like(ids), past_key_values=cache,
-                                          max_new_tokens=max_new_tokens, do_sample=False, logits_processor=processors,
-                                          eos_token_id=eos, pad_token_id=eos[0])
+            if grammar is None:
+                new = self._generate_free(ids, cache, max_new_tokens)
+            else:
+                compiled = self._compiled(grammar)
+                stats["grammar_compile_s"] = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                new = self._generate_constrained(ids, cache, compiled, max_new_tokens, stats)
             stats["generate_s"] = time.perf_counter() - t0
-            new = out[0, ids.shape[1]:]
             text = self.tokenizer.decode(new, skip_special_tokens=True)
-            return Completion(text=text, prompt_tokens=int(ids.shape[1]), new_tokens=int(new.shape[0]),
+            return Completion(text=text, prompt_tokens=int(ids.shape[1]), new_tokens=len(new),
                               seconds=time.perf_counter() - started, stats=stats)
+
+    def _stop_ids(self) -> list[int]:
+        configured = self.model.generation_config.eos_token_id
+        configured = configured if isinstance(configured, list) else [configured]
+        return [t for t in dict.fromkeys([self.tokenizer.eos_token_id, *configured]) if t is not None]
+
+    def _generate_free(self, ids, cache, max_new_tokens: int) -> list[int]:
+        import torch
+
+        stop = self._stop_ids()
+        with torch.no_grad():
+            out = self.model.generate(ids, attention_mask=torch.ones_like(ids), past_key_values=cache,
+                                      max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=stop,
+                                      pad_token_id=stop[0])
+        return [t for t in out[0, ids.shape[1]:].tolist() if t not in stop]
+
+    def _generate_constrained(self, ids, cache, compiled, max_new_tokens: int, stats: dict) -> list[int]:
+        """Greedy decoding under the grammar, with jump-forward: where the grammar allows one continuation
+        only (`).\n_period(g1, "`), its tokens are appended in the next forward pass instead of being
+        decoded one by one. The last token of a forced run is left to the model, so that the forced text
+        and the free text after it are not split where the tokenizer would not split them."""
+        import torch
+        import xgrammar as xgr
+
+        matcher = xgr.GrammarMatcher(compiled, override_stop_tokens=self._stop_ids())
+        bitmask = xgr.allocate_token_bitmask(1, self._tokenizer_info.vocab_size)
+        new: list[int] = []
+        step = ids[:, cache.get_seq_length():] if cache is not None else ids  # the prefix is in the cache
+        forced = decoded = 0
+        mask_s = forward_s = 0.0
+        with torch.no_grad():
+            while len(new) < max_new_tokens and not matcher.is_terminated():
+                t0 = time.perf_counter()
+                out = self.model(step, past_key_values=cache, use_cache=True)
+                cache = out.past_key_values
+                logits = out.logits[:, -1, :].float()
+                t1 = time.perf_counter()
+                forward_s += t1 - t0
+                matcher.fill_next_token_bitmask(bitmask)
+                xgr.apply_token_bitmask_inplace(logits, bitmask.to(logits.device))
+                token = int(torch.argmax(logits, dim=-1))
+                mask_s += time.perf_counter() - t1
+                if not matcher.accept_token(token):  # cannot happen under a mask; stop rather than loop
+                    break
+                decoded += 1
+                if matcher.is_terminated():  # the stop token: the output is complete
+                    break
+                new.append(token)
+                run = self._forced_run(matcher, max_new_tokens - len(new))
+                forced += len(run)
+                new.extend(run)
+                step = torch.tensor([[token, *run]], device=self.device)
+        stats.update(decoded_tokens=decoded, forced_tokens=forced, mask_s=mask_s, forward_s=forward_s)
+        return new
+
+    def _forced_run(self, matcher, room: int) -> list[int]:
+        """The tokens of the text the grammar forces next (all but the last), accepted by the matcher."""
+        text = matcher.find_jump_forward_string()
+        if not text or not self.jump_forward:
+            return []
+        run = []
+        for token in self.tokenizer.encode(text, add_special_tokens=False)[:-1][:room]:
+            if not matcher.accept_token(token):
+                break
+            run.append(token)
+        return run
 
 
 class OpenAIBackend:

@@ -38,13 +38,17 @@ def render_system_prompt(pack: Pack, shortlist: list[str] | None = None) -> str:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(path.parent)), undefined=jinja2.StrictUndefined,
                              autoescape=False, trim_blocks=False)
     goals = {g: spec for g, spec in pack.spec.goals.items() if not shortlist or g in shortlist}
-    arguments = {a: spec for a, spec in pack.spec.arguments.items()
-                 if any(f"_{a}" in goal_arguments(pack, g) for g in goals)}
-    extras = {f"{name}": extra for name, extra in pack.spec.ir_extra.items()
-              if any(f"_{name}" in goal_arguments(pack, g) for g in goals)}
+    specs = {**pack.spec.ir_extra, **pack.spec.arguments}
+    # Each argument is described under the first goal that takes it, so a goal's block reads the same in
+    # every prompt that opens with that goal (and the model state of that text is reused).
+    described: set[str] = set()
+    new_arguments: dict[str, dict] = {}
+    for goal in goals:
+        names = [a.removeprefix("_") for a in goal_arguments(pack, goal) if a.removeprefix("_") not in described]
+        new_arguments[goal] = {name: specs[name] for name in names}
+        described.update(names)
     return env.get_template(path.name).render(
-        goals=goals, goal_arguments={g: goal_arguments(pack, g) for g in goals},
-        arguments={**{k: v for k, v in extras.items()}, **arguments},
+        goals=goals, goal_arguments={g: goal_arguments(pack, g) for g in goals}, new_arguments=new_arguments,
         fewshot=fewshot(), none_line=NONE_LINE).strip() + "\n"
 
 

@@ -46,8 +46,20 @@ def test_out_of_domain_requests_need_no_llm_call(pack, hf):
 def test_the_prompt_comes_from_the_pack_with_foreign_examples(pack):
     prompt = render_system_prompt(pack)
     assert all(f"- {goal}:" in prompt for goal in pack.spec.goals)
-    examples = prompt[prompt.index("Examples from another domain"):]
+    examples = prompt[prompt.index("Examples from another domain"):prompt.index("This domain's goals")]
     assert "book_visit" in examples and not any(goal in examples for goal in pack.spec.goals)
+
+
+def test_prompts_share_their_opening_so_its_model_state_is_reused(pack):
+    # What depends on the request (its goals) comes last, and a goal's block reads the same whichever
+    # goals follow it: the prompt of [a, b] opens with the whole prompt of [a], every argument described once.
+    one = render_system_prompt(pack, ["expense_report"])
+    two = render_system_prompt(pack, ["expense_report", "contact_agent"])
+    assert two.startswith(one)
+    both = render_system_prompt(pack, ["profit_loss_report", "expense_report"])
+    assert both.count("  - _period:") == 1 and both.count("  - _end_date:") == 1
+    assert render_system_prompt(pack, ["contact_agent"]).split("This domain's goals")[0] == \
+        both.split("This domain's goals")[0]
 
 
 def test_a_translated_run_keeps_every_artifact(hf):
@@ -73,7 +85,7 @@ def test_shortlist_mode_shows_and_allows_only_the_shortlisted_goals(pack, hf, k)
     translation = translate(REQUESTS[1], pack, hf, TODAY, goal_choice="shortlist", shortlist_k=k)
     shortlisted = [s["goal"] for s in translation.shortlist]
     assert len(shortlisted) == k and shortlisted[0] == "expense_report"
-    system = translation.prompt[:translation.prompt.index("Examples from another domain")]
+    system = translation.prompt[translation.prompt.index("This domain's goals"):]
     assert all((f"- {goal}:" in system) == (goal in shortlisted) for goal in pack.spec.goals)
     chosen = [f.arguments[1] for f in check_ir(translation.ir, pack).facts if f.predicate == "_goal"]
     assert chosen and set(chosen) <= set(shortlisted)
