@@ -139,8 +139,8 @@ def warm_up(domains: list[str], translator: str | None = None) -> dict[str, floa
             from pipeline.llm.prompt import render_system_prompt
 
             get_retriever(pack).by_clause("warm up")  # builds the index and loads the embedding model
-            if hasattr(backend, "warm_up"):
-                backend.warm_up(render_system_prompt(pack))
+            if hasattr(backend, "warm_up"):  # the opening every prompt of the pack shares, and its first goal
+                backend.warm_up(render_system_prompt(pack, list(pack.spec.goals)[:1]))
         took[domain] = time.perf_counter() - started
     return took
 
