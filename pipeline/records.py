@@ -93,6 +93,7 @@ class PlanArg(BaseModel):
 class PlanCall(BaseModel):
     api: str
     var: str
+    goal_id: str | None = Field(None, description="the IR goal this call carries out")
     args: dict[str, PlanArg]
 
 

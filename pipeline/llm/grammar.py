@@ -45,17 +45,30 @@ def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, 
     return [a for a in minimal if not any(inside(a, b) and values[b] != values[a] for b in minimal)]
 
 
+_PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
+
+
+def _is_contact(span: str) -> bool:
+    """A phone number or an email address and nothing else."""
+    if "@" in span:
+        return " " not in span.strip() and NORMALIZERS["email"](span) is not None
+    return bool(_PHONE_LIKE.fullmatch(span.strip())) and NORMALIZERS["phone"](span) is not None
+
+
 def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
     normaliser reads, and what it reads it as. Free text (an invoice's detail) may be any short span."""
     spans = request_spans(text)
     tokens = list(_TOKEN.finditer(text))
-    periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in spans}
-    readable_periods = _maximal([sp for sp in spans if periods[sp] is not None])
+    # The digits of a phone number or an email address are neither a date nor an amount.
+    contacts = [sp for sp in spans if _is_contact(text[sp[0]:sp[1]])]
+    plain = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in contacts)]
+    periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in plain}
+    readable_periods = _maximal([sp for sp in plain if periods[sp] is not None])
     candidates: dict[str, list[str]] = {}
-    amounts = [sp for sp in spans if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
+    amounts = [sp for sp in plain if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
                and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]
-    claimed = readable_periods + amounts  # words of a date or an amount are not free text
+    claimed = readable_periods + amounts + contacts  # words of a date, amount, phone or email: no free text
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
             candidates[name] = [text[a:b] for a, b in readable_periods]
@@ -127,7 +140,8 @@ _REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
 _FUNCTION_WORDS = _REQUEST_WORDS | set("""i me my we us our you your he him his she her they them their it its this that
 these those who what which when where why how is are was were be been am has have had will just now new old
 already also too very all any some every each no not one own same other there here up out off over again
-yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today u ur ya""".split())
+yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today u ur ya
+actually wait sorry oh hmm um uh btw instead anyway well of""".split())
 
 
 def _pack_words(pack: Pack) -> set[str]:
@@ -139,14 +153,27 @@ def _pack_words(pack: Pack) -> set[str]:
     return pack._words
 
 
+COMMON_WORD_ZIPF = 5.0  # a word this frequent in English ("sure", "wrong", "may") is no name in lower case
+
+
+def _common_word(word: str) -> bool:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.lower(), "en") >= COMMON_WORD_ZIPF
+
+
 def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
-    """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com), each
-    capitalised or not a word of the language or of the pack ("her", "record")."""
-    if re.match(r"[.@]\w", text[end:end + 2]) or (start and re.match(r"[\w.@]", text[start - 1])):
+    """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com, not the
+    "re" of "you're"), each capitalised or not a word of the language or of the pack ("her", "record",
+    "sure"); a capitalised common word opening a sentence ("Sorry, ...") is no name either."""
+    if re.match(r"[.@]\w", text[end:end + 2]) or (start and re.match(r"[\w.@'’]", text[start - 1])):
         return False
+    opens_sentence = not text[:start].strip() or text[:start].rstrip()[-1] in ".!?"
     words = _TOKEN.findall(text[start:end])
-    return all(w.lower() not in _FUNCTION_WORDS and (w[0].isupper() or w.lower() not in _pack_words(pack)
-               and not (len(w) > 4 and w.endswith(("ed", "ing")))) for w in words)
+    return all(w.lower() not in _FUNCTION_WORDS
+               and not ((w[0].islower() or (i == 0 and opens_sentence)) and _common_word(w))
+               and (w[0].isupper() and not (i == 0 and opens_sentence) or w.lower() not in _pack_words(pack)
+                    and not (len(w) > 4 and w.endswith(("ed", "ing")))) for i, w in enumerate(words))
 
 
 def _edge_word_adds_nothing(span: str) -> bool:

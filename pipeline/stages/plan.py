@@ -300,7 +300,7 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
             else:
                 args[argument] = PlanArg(get_info=argument)
         call_index[out] = len(calls)
-        calls.append(PlanCall(api=name, var=out, args=args))
+        calls.append(PlanCall(api=name, var=out, goal_id=goal.goal_id, args=args))
         lines.append(f"{out} = {name}({', '.join(arg_vars)});")
     text = "\n".join(f"Step {i}. {line}" for i, line in enumerate(lines, 1))
     planner_actions = [f"{n}({', '.join(p)})" for n, p in actions]

@@ -57,3 +57,17 @@ def test_warm_up_computes_the_static_prompt_before_the_first_request(pack, hf):
     first = hf.complete(render_system_prompt(pack, ["profit_loss_report"]), render_user_message(REQUESTS[1]),
                         max_new_tokens=4)
     assert first.stats["prompt_tokens_computed"] < first.prompt_tokens // 2
+
+
+def test_a_warmed_up_worker_computes_only_the_request_and_its_goals(hf):
+    from pipeline.packs.pack import PackError
+    from pipeline.run import run_pipeline, warm_up
+
+    hf.forget_prompts()
+    took = warm_up(["quickbooks"], "hf")
+    assert set(took) == {"model", "quickbooks"}
+    run = run_pipeline(REQUESTS[1], "quickbooks", TODAY, translator="hf")
+    assert run.status == "succeeded", run.failure
+    assert run.llm_stats["prompt_tokens_computed"] < run.llm_stats["prompt_tokens"] // 2
+    with pytest.raises(PackError):
+        warm_up(["no_such_pack"])

@@ -1,0 +1,1 @@
+"""Conversations that carry a plan out: a session's state, the turn engine, the API executors."""

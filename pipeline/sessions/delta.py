@@ -1,0 +1,249 @@
+"""A later message of a session, translated in the session's context into a delta: values for the slot
+asked (or for others: a jump), new values for ones already given (a switch), or nothing (an unrelated turn).
+
+Pre-decision controller: the grammar offers only the arguments of the session's goals, each only with
+values the message grounds (the same candidates as an opening request's), and the slot asked first; the
+model chooses among them or writes that the message gives nothing. So it cannot invent a value or touch
+an argument the state does not have.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from pipeline.llm.grammar import _asp_string, _literal, _naming_words, value_candidates
+from pipeline.llm.prompt import goal_arguments
+from pipeline.packs.pack import Pack
+from pipeline.sessions.records import SessionState
+from pipeline.values import dates
+from pipeline.values.normalizers import NORMALIZERS, _stem
+
+NO_CHANGE = "% the message gives no value"
+FREE_FAMILIES = {"lowercase_text", "person_name"}  # any words could be one: taken only when asked for
+
+# Domain-independent examples (a pet clinic), as the opening's prompt has: they teach the delta's form.
+_EXAMPLES = """Facts so far:
+_goal(g1, book_visit).
+_pet_name(g1, "Biscuit").
+Asked: visit_date of g1
+Message: next tuesday works, around 10
+Changes:
+_visit_date(g1, "next tuesday").
+
+Facts so far:
+_goal(g1, book_visit).
+_pet_name(g1, "Biscuit").
+Asked: visit_date of g1
+Message: sorry, do you know if parking is free there?
+Changes:
+% the message gives no value
+
+Facts so far:
+_goal(g1, book_visit).
+_pet_name(g1, "Biscuit").
+_visit_date(g1, "Friday").
+Asked: owner_phone of g1
+Message: oh wait, it's Max who needs the visit, not Biscuit
+Changes:
+_pet_name(g1, "Max").
+"""
+
+
+@dataclass
+class Delta:
+    facts: list[tuple[str, str, str]]  # (goal id, IR predicate without `_`, the user's words)
+    prompt: str
+    raw: str
+    stats: dict
+
+
+def _state_ir(state: SessionState) -> str:
+    lines = []
+    for given in state.goals:
+        lines.append(f"_goal({given.goal_id}, {given.goal}).")
+        lines += [f"_{name}({given.goal_id}, {_asp_string(value)})." for name, value in given.values.items()]
+        lines += [f"_{name}({given.goal_id}, {ref})." for name, ref in given.refs.items()]
+    return "\n".join(lines)
+
+
+def delta_prompt(pack: Pack, state: SessionState) -> tuple[str, str]:
+    """(system, user) of the delta prompt: the task, examples, then the session's facts and question."""
+    system = ("You keep the facts of a conversation up to date. Given the facts so far, the question the "
+              "agent asked, and the user's message, write the facts the message gives or changes, one per "
+              "line, copying the user's words. If the message gives no value, write only: "
+              f"{NO_CHANGE}\n\nExamples from another domain:\n\n{_EXAMPLES}")
+    asked = f"{state.pending[1]} of {state.pending[0]}" if state.pending else "nothing"
+    return system, f"Facts so far:\n{_state_ir(state)}\nAsked: {asked}\nMessage: {{message}}\nChanges:"
+
+
+@dataclass
+class Slot:
+    """One fact the message may give: for one of `goal_ids`, the IR predicate, one of `values`."""
+    goal_ids: list[str]
+    predicate: str
+    values: list[str]
+    optional: bool
+
+
+def _family(pack: Pack, predicate: str) -> str:
+    """What kind of value a predicate takes: dates and periods are one family, names another."""
+    spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
+    return {"period": "date", "full_name": "person_name"}.get(spec.normalizer, spec.normalizer)
+
+
+def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
+    """Whether two wordings read as the same value of a predicate ("1,200" and "1200.00")."""
+    spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
+    if spec.normalizer in ("date", "period"):
+        pa, pb = dates.resolve_period(a, today), dates.resolve_period(b, today)
+        if pa is not None and pb is not None:
+            return (pa.start, pa.end) == (pb.start, pb.end)
+    elif spec.normalizer in NORMALIZERS:
+        options = {"values": getattr(spec, "values", []), "synonyms": getattr(spec, "synonyms", {})}
+        na, nb = NORMALIZERS[spec.normalizer](a, **options), NORMALIZERS[spec.normalizer](b, **options)
+        if na is not None and nb is not None:
+            return na == nb
+    return a.strip().lower() == b.strip().lower()
+
+
+def _covers_more(pack: Pack, predicate: str, text: str, today: date) -> bool:
+    """Whether a period-like fact's words give more than the one slot asked: several days, a whole name."""
+    if pack.spec.ir_extra[predicate].normalizer == "period":
+        period = dates.resolve_period(text, today)
+        return period is not None and period.start != period.end
+    return len(text.split()) > 1
+
+
+def addressed_slots(pack: Pack, state: SessionState, message: str, today: date) -> list[Slot]:
+    """The facts a message may give, decided from the state (pre-decision controller):
+    - the slot asked, when the message grounds a value for it (a span that reads as several days gives
+      the period-like fact that covers the slot: "from january through march" answers the start date);
+    - any other slot of another kind of value the message grounds (a jump, or a switch when the slot has
+      a value already); a value equal to the one already given is no change ("1,450 instead of 1,200");
+    - free text or a name unasked only when the message answers nothing asked, and then only if the
+      model takes it; no second slot of the asked slot's kind (one "650" is one value).
+    A clause that names goals ("make the sales report Q3, the expense one stays Q4") gives values to those
+    goals only; elsewhere, when several goals take a slot, the model chooses (the asked goal first)."""
+    from pipeline.retrieval.retrievers import get_retriever
+
+    everyone = [g.goal_id for g in state.goals]
+    pieces = [(piece, _named_goals(pack, state, piece)) for piece in get_retriever(pack).clauses(message)]
+    if len(pieces) < 2 or not any(named for _, named in pieces):
+        return _slots_in(pack, state, message, today, everyone, state.pending,
+                         _named_goals(pack, state, message))
+    slots: list[Slot] = []
+    for piece, named in pieces:
+        pending = state.pending if state.pending and state.pending[0] in (named or everyone) else None
+        for slot in _slots_in(pack, state, piece, today, named or everyone, pending, named):
+            if not any(s.predicate == slot.predicate and set(s.goal_ids) & set(slot.goal_ids) for s in slots):
+                slots.append(slot)
+    return slots
+
+
+def _has_value(pack: Pack, given, predicate: str) -> bool:
+    """Whether the goal has this predicate's value, or one that gives or is given with it (a full name)."""
+    extra = pack.spec.ir_extra.get(predicate)
+    related = {predicate, *(extra.gives if extra else [])}
+    related |= {name for name, extra in pack.spec.ir_extra.items() if related & set(extra.gives)}
+    return any(name in given.values or name in given.normalized for name in related)
+
+
+def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
+    stems = {_stem(w) for w in re.findall(r"[a-z&]+", text.lower())}
+    return [g.goal_id for g in state.goals if _naming_words(pack, g.goal) & stems]
+
+
+def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: list[str],
+              pending: tuple[str, str] | None, named: list[str]) -> list[Slot]:
+    """The slots words give, for the goals `targets` (see `addressed_slots`)."""
+    candidates = value_candidates(pack, text, today)
+    by_id = {g.goal_id: g for g in state.goals}
+    pending_goal, pending_arg = pending or (None, None)
+
+    def fresh(gid: str, predicate: str) -> list[str]:
+        current = by_id[gid].values.get(predicate)
+        return [v for v in candidates.get(predicate, [])
+                if current is None or not same_value(pack, predicate, v, current, today)]
+
+    slots: list[Slot] = []
+    taken: set[str] = set()
+    if pending_goal in by_id:
+        covering = [name for name, extra in pack.spec.ir_extra.items() if pending_arg in extra.gives
+                    and f"_{name}" in goal_arguments(pack, by_id[pending_goal].goal)]
+        for predicate in covering:  # "from january through march" answers a start date with the period
+            values = [v for v in fresh(pending_goal, predicate) if _covers_more(pack, predicate, v, today)]
+            if values:
+                slots.append(Slot([pending_goal], predicate, values, optional=False))
+                break
+        else:
+            values = fresh(pending_goal, pending_arg)
+            if values:
+                free = _family(pack, pending_arg) in FREE_FAMILIES
+                slots.append(Slot([pending_goal], pending_arg, values, optional=free))
+        taken.add(_family(pack, pending_arg))
+    by_predicate: dict[str, list[str]] = {}
+    for gid in targets:
+        for predicate in (a.removeprefix("_") for a in goal_arguments(pack, by_id[gid].goal)):
+            if predicate not in by_id[gid].refs:  # an argument that takes an output takes no words
+                by_predicate.setdefault(predicate, []).append(gid)
+    answered = bool(slots)
+    for predicate, goal_ids in by_predicate.items():
+        family = _family(pack, predicate)
+        free = family in FREE_FAMILIES
+        if family in taken or (free and answered) or any(s.predicate == predicate for s in slots):
+            continue
+        if family == "date" and predicate not in pack.spec.ir_extra and any(
+                predicate in extra.gives for extra in pack.spec.ir_extra.values()):
+            continue  # a start or end date alone is given only when asked; a new period comes whole
+        if free:  # unasked free words fill an empty slot, never replace a value ("her cell is ...")
+            goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
+        goal_ids = sorted(goal_ids, key=lambda gid: (gid not in named, gid != pending_goal))
+        values = list(dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate)))
+        if values:  # free text the message may give unasked ("it's for the tile job"): the model decides
+            slots.append(Slot(goal_ids, predicate, values, optional=free))
+    return slots
+
+
+def delta_grammar(pack: Pack, state: SessionState, message: str, today: date) -> str | None:
+    """EBNF of the deltas this message may give; None when it gives nothing the state can take."""
+    slots = addressed_slots(pack, state, message, today)
+    if not slots:
+        return None
+    rules, parts = [], []
+    for i, slot in enumerate(slots):
+        heads = " | ".join(_literal(f"_{slot.predicate}({gid}, ") for gid in slot.goal_ids)
+        values = " | ".join(_literal(_asp_string(v)) for v in slot.values)
+        rules.append(f"s{i} ::= ({heads}) ({values}) {_literal(').' + chr(10))}")
+        parts.append(f"(s{i})?" if slot.optional else f"s{i}")
+    body = " ".join(parts)
+    if all(slot.optional for slot in slots):
+        body = f"{_literal(NO_CHANGE + chr(10))} | {body}"
+    return "\n".join([f"root ::= {body}", *rules]) + "\n"
+
+
+def translate_delta(pack: Pack, state: SessionState, message: str, backend) -> Delta:
+    """The facts a message gives, by the backend under the delta grammar (no call when nothing is grounded)."""
+    system, user = delta_prompt(pack, state)
+    user = user.replace("{message}", message.strip())
+    grammar = delta_grammar(pack, state, message, date.fromisoformat(state.today))
+    if grammar is None:
+        return Delta(facts=[], prompt=system + "\n" + user, raw=NO_CHANGE + "\n", stats={"new_tokens": 0})
+    completion = backend.complete(system, user, grammar, max_new_tokens=120)
+    return Delta(facts=parse_delta(completion.text), prompt=system + "\n" + user, raw=completion.text,
+                 stats={**completion.stats, "new_tokens": completion.new_tokens, "llm_s": completion.seconds})
+
+
+def parse_delta(text: str) -> list[tuple[str, str, str]]:
+    """The facts of a delta the grammar allowed: `_pred(gK, "words").` lines (the last of one wins)."""
+    facts: dict[tuple[str, str], str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("_") or "(" not in line or not line.endswith(")."):
+            continue
+        predicate, rest = line[1:].split("(", 1)
+        gid, value = rest[:-2].split(", ", 1)
+        facts[(gid, predicate)] = json.loads(value)  # an ASP string is a JSON string for what we write
+    return [(gid, predicate, value) for (gid, predicate), value in facts.items()]

@@ -1,0 +1,60 @@
+"""A session's state and the reply protocol of the sessions benchmark (`kind` ask/done/fail, `slot`,
+`text`, `executed`, `result`)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+# A call's argument: a value (normalised), or {"ref": i}, the output of executed[i] (or result[i]).
+ArgValue = str | dict[str, int]
+
+
+class Call(BaseModel):
+    api: str
+    args: dict[str, ArgValue]
+
+
+class ExecutedCall(Call):
+    output: str = Field(description="what the API returned (an id, a report, a booking number)")
+    turn: int = Field(description="the user message after which it ran (0: the opening)")
+
+
+class Reply(BaseModel):
+    kind: Literal["ask", "done", "fail"]
+    slot: str | None = None
+    text: str
+    executed: list[Call] = []
+    result: list[Call] | None = None
+
+
+class Given(BaseModel):
+    """One goal of the session with the arguments given so far; each value with the turn it came from."""
+    goal_id: str
+    goal: str
+    values: dict[str, str] = Field({}, description="IR predicate (without `_`) -> the user's words")
+    refs: dict[str, str] = Field({}, description="argument -> the goal id whose output it takes")
+    turns: dict[str, int] = Field({}, description="IR predicate -> the turn that gave its value")
+    normalized: dict[str, str] = Field({}, description="argument -> its value as the last plan read it")
+
+
+class Turn(BaseModel):
+    message: str
+    delta_ir: str = Field("", description="the facts this message gave or changed")
+    kind: Literal["opening", "answer", "jump", "switch", "unrelated"] = "answer"
+    reply: Reply
+    run_id: str | None = Field(None, description="the Run that planned this turn")
+
+
+class SessionState(BaseModel):
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    domain: str
+    today: str
+    goals: list[Given] = []
+    executed: list[ExecutedCall] = []
+    pending: tuple[str, str] | None = Field(None, description="(goal id, argument) the agent asked for")
+    asked: list[str] = Field([], description="every slot asked, in order (repeats show redundant asks)")
+    turns: list[Turn] = []
+    ended: Literal["done", "fail"] | None = None

@@ -1,0 +1,92 @@
+"""Sessions with the real packaged model, real clingo and Fast Downward: each out-of-workflow kind, the
+controllers, and the reply protocol."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.packs.pack import PackError
+from pipeline.sessions.engine import SessionEngine
+
+TODAY = "2024-10-15"
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return SessionEngine("hf")
+
+
+def test_an_unrelated_turn_gives_nothing_and_the_question_is_asked_again(engine):
+    state = engine.open("quickbooks", TODAY)
+    first = engine.reply(state, "pull the sales report and get me a person on the line about it")
+    assert first.kind == "ask"
+    again = engine.reply(state, "by the way, is your office closed on holidays?")
+    assert again.kind == "ask" and again.slot == first.slot
+    assert state.turns[-1].kind == "unrelated" and again.executed == first.executed
+
+
+def test_a_jump_is_kept_and_never_asked_for(engine):
+    state = engine.open("quickbooks", TODAY)
+    reply = engine.reply(state, "please update the customer record for Dana Kim")
+    assert reply.kind == "ask" and reply.slot in ("customer_email", "customer_phone")
+    other = "customer_phone" if reply.slot == "customer_email" else "customer_email"
+    jump = "her cell is 415-555-0101" if other == "customer_phone" else "her address is dana@kimworks.com"
+    reply = engine.reply(state, jump)
+    assert state.turns[-1].kind == "jump" and reply.kind == "ask" and reply.slot != other
+    answer = "dana@kimworks.com" if other == "customer_phone" else "415-555-0101"
+    reply = engine.reply(state, answer)
+    assert reply.kind == "done", reply.text
+    assert [s for s in state.asked if s == other] == []
+    (call,) = reply.result
+    assert call.args["customer_phone"] == "415-555-0101" and call.args["customer_email"] == "dana@kimworks.com"
+
+
+def test_a_switch_redoes_a_call_already_carried_out_with_the_new_value(engine):
+    state = engine.open("quickbooks", TODAY)
+    reply = engine.reply(state, "show me expenses for Q1 2024 and then connect me with an agent about it")
+    assert reply.kind == "ask" and reply.slot == "contact_channel"
+    assert [c.api for c in reply.executed] == ["expense_spend_api"]
+    reply = engine.reply(state, "hmm, actually make the expenses Q2 2024 instead")
+    assert state.turns[-1].kind == "switch" and reply.kind == "ask"
+    reply = engine.reply(state, "chat is fine")
+    assert reply.kind == "done", reply.text
+    expenses = [c for c in reply.executed if c.api == "expense_spend_api"]
+    assert [c.args["start_date"] for c in expenses] == ["01/01/2024", "04/01/2024"]
+    assert reply.result[0].args == {"start_date": "04/01/2024", "end_date": "06/30/2024"}
+    assert reply.result[1].args["contact_topic"] == {"ref": 0}
+    # The contact call takes the output of the report carried out last, never one not yet carried out.
+    contact = next(c for c in reply.executed if c.api == "contact_us_api")
+    assert contact.args["contact_topic"] == {"ref": reply.executed.index(expenses[-1])}
+
+
+def test_a_span_of_days_answers_a_date_slot_with_the_whole_period(engine):
+    state = engine.open("quickbooks", TODAY)
+    reply = engine.reply(state, "I need a profit and loss report")
+    assert reply.kind == "ask" and reply.slot == "start_date"
+    reply = engine.reply(state, "from february through april of this year")
+    assert reply.kind == "done", reply.text
+    assert reply.result[0].args == {"start_date": "02/01/2024", "end_date": "04/30/2024"}
+    assert "end_date" not in state.asked
+
+
+def test_out_of_domain_and_unknown_domain(engine):
+    state = engine.open("quickbooks", TODAY)
+    assert engine.reply(state, "what's the best pizza place downtown?").kind == "fail"
+    assert engine.reply(state, "and the expense report?").kind == "fail"  # an ended session stays ended
+    with pytest.raises(PackError):
+        engine.open("no_such_pack", TODAY)
+
+
+def test_chat_jsonl_prints_one_reply_object_per_message_and_nothing_else():
+    messages = ["I want to talk to someone about payroll", "over the phone please"]
+    out = subprocess.run([sys.executable, "-m", "nesyplan.cli", "chat", "--domain", "quickbooks", "--today", TODAY,
+                          "--jsonl"], input="".join(json.dumps(m) + "\n" for m in messages),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["kind"] for r in replies] == ["ask", "done"] and replies[0]["slot"] == "contact_channel"
+    assert replies[1]["result"] == [{"api": "contact_us_api",
+                                     "args": {"contact_topic": "Payroll", "contact_channel": "phone"}}]
+    assert replies[1]["executed"] == replies[1]["result"]
