@@ -308,6 +308,33 @@ def make_flow_packs_command(spec: Path = typer.Argument(..., exists=True, dir_ok
         raise typer.Exit(2)
 
 
+@app.command("make-workflow-packs")
+def make_workflow_packs_command(specs: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
+                                                                  help="typed PDL workflows (YAML): each slot "
+                                                                       "with the `type:` that reads it")) -> None:
+    """Generate a conversation pack per typed PDL workflow: one goal giving the workflow's slots, expanded
+    into its API calls, so a session asks only for what the user has not said."""
+    import yaml
+    from pydantic import ValidationError
+
+    from pipeline.authoring.flow_packs import PdlWorkflow
+    from pipeline.authoring.workflow_packs import make_workflow_pack, workflow_pack_spec
+    from pipeline.packs.flows import FlowSpecError
+    from pipeline.packs.pack import packs_root
+
+    try:
+        workflows = [PdlWorkflow.model_validate(yaml.safe_load(spec.read_text(encoding="utf-8"))) for spec in specs]
+        for workflow in workflows:  # every workflow checked before any is written
+            workflow_pack_spec(workflow)
+        for workflow, spec in zip(workflows, specs):
+            paths = make_workflow_pack(packs_root(), workflow, spec.name)
+            console.print(f"{workflow.domain}: {len(workflow.slots)} slot(s), {len(workflow.apis)} API(s) -> "
+                          f"{paths['yaml']}", markup=False)
+    except (FlowSpecError, ValidationError, yaml.YAMLError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+
+
 # --- the service ------------------------------------------------------------------------------------
 
 @app.command("serve-llm")

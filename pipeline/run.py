@@ -11,6 +11,7 @@ import time
 from datetime import date
 
 from pipeline.packs.pack import Pack, PackError, load_pack
+from pipeline.packs.workflows import expand_workflows
 from pipeline.records import Failure, Run, StageError
 from pipeline.settings import settings
 from pipeline.stages.check import check_ir
@@ -47,7 +48,7 @@ def _translate(run: Run, pack: Pack) -> None:
 def _check(run: Run, pack: Pack) -> None:
     if run.ir is None:
         raise StageError("check", "ir_rejected", "no IR: give one (--ir) or a translator")
-    run.checked_ir = check_ir(run.ir, pack)
+    run.checked_ir = expand_workflows(check_ir(run.ir, pack), pack)
 
 
 def _materialize(run: Run, pack: Pack) -> None:

@@ -90,6 +90,9 @@ def make_flow_pack(root: Path, domain: FlowDomain, source: str) -> dict[str, Pat
 class PdlNode(BaseModel):
     name: str
     description: str = ""
+    type: str | None = None        # SLOT nodes: the normaliser that reads its value (typed PDL slots)
+    values: list[str] = []         # SLOT nodes of type `choice`: the values, and their synonyms
+    synonyms: dict[str, list[str]] = {}
     precondition: list[str] = []   # nodes that must come first
     request: list[str] = []        # API nodes: the slots / responses the call takes
     response: list[str] = []       # API nodes: what the call returns
@@ -106,6 +109,7 @@ class PdlWorkflow(BaseModel):
     apis: list[PdlNode] = []
     answers: list[PdlNode] = []
     procedure: str = ""
+    out_of_scope: list[str] = []   # near requests the workflow does not serve (a flight, a loan)
 
 
 def _camel(name: str) -> str:

@@ -45,14 +45,17 @@ def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, 
     return [a for a in minimal if not any(inside(a, b) and values[b] != values[a] for b in minimal)]
 
 
+_TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
+                        r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
+                        re.IGNORECASE)
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
 
 def _is_contact(span: str) -> bool:
-    """A phone number or an email address and nothing else."""
+    """A phone number, an email address or a long identifier ("0072 5518") and nothing else."""
     if "@" in span:
         return " " not in span.strip() and NORMALIZERS["email"](span) is not None
-    return bool(_PHONE_LIKE.fullmatch(span.strip())) and NORMALIZERS["phone"](span) is not None
+    return bool(_PHONE_LIKE.fullmatch(span.strip())) and len(re.sub(r"\D", "", span)) >= 7
 
 
 def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
@@ -64,11 +67,14 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     contacts = [sp for sp in spans if _is_contact(text[sp[0]:sp[1]])]
     plain = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in contacts)]
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in plain}
+    periods = {sp: p for sp, p in periods.items() if p is None or 1900 <= p.start.year <= 2199}
     readable_periods = _maximal([sp for sp in plain if periods[sp] is not None])
     candidates: dict[str, list[str]] = {}
     amounts = [sp for sp in plain if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
                and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]
-    claimed = readable_periods + amounts + contacts  # words of a date, amount, phone or email: no free text
+    read_times = {sp: NORMALIZERS["time"](text[sp[0]:sp[1]]) for sp in plain if _TIME_MARK.search(text[sp[0]:sp[1]])}
+    times = _smallest([sp for sp, t in read_times.items() if t is not None], read_times)
+    claimed = readable_periods + amounts + contacts + times  # words of these are no free text
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
             candidates[name] = [text[a:b] for a, b in readable_periods]
@@ -80,26 +86,53 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     for name, spec in pack.spec.arguments.items():
         found: dict[str, None] = {}
         if spec.normalizer == "date":
+            given_by_period = any(name in extra.gives for extra in pack.spec.ir_extra.values())
             for sp in readable_periods:
                 p = periods[sp]
-                if name == "charge_date" and p.start != p.end:
+                if not given_by_period and p.start != p.end:  # a day, unless a period gives the argument
                     continue
                 found[text[sp[0]:sp[1]]] = None
                 found[dates.format_date(p.end if name == "end_date" else p.start)] = None
         elif spec.normalizer == "lowercase_text":
-            # Free text names a thing: whole phrases ("logo design", not "design") without the words of a
-            # date or an amount, of the pack's goals ("invoice") or of the request itself ("make", "for").
-            phrases = []
-            for a, b in spans:
-                words = [w.lower() for w in _TOKEN.findall(text[a:b])]
-                if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS
-                        or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
-                        or any(c[0] < b and a < c[1] for c in claimed)):
-                    continue
-                phrases.append((a, b))
-            for a, b in _maximal(phrases):
+            for a, b in _maximal(_phrases(pack, text, spans, claimed)):
                 found[text[a:b]] = None
                 found[text[a:b].lower()] = None
+        elif spec.normalizer == "title_text":
+            # A proper name of a thing ("Bella Notte", "my landlord Tom Berg"): whole phrases, and the
+            # capitalised run inside one ("Tom Berg").
+            whole = [w for w in _TOKEN.findall(text) if w.lower() not in _FUNCTION_WORDS]
+            for a, b in _maximal(_phrases(pack, text, spans, claimed)):
+                words = _TOKEN.findall(text[a:b])
+                if set(w.lower() for w in words) <= _pack_words(pack):
+                    continue
+                if text[a:b].islower() and words != whole:  # lower case: only as a whole answer ("casa lupita")
+                    continue
+                found[text[a:b]] = None
+                for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
+                    found[run.group()] = None
+        elif spec.normalizer == "future_date":  # a day ahead: the smallest words naming it, and the day
+            ahead = {sp: dates.resolve_future_day(text[sp[0]:sp[1]], today) for sp in plain}
+            for sp in _smallest([sp for sp, d in ahead.items() if d is not None
+                                 and not _TIME_MARK.search(text[sp[0]:sp[1]])], ahead):
+                found[text[sp[0]:sp[1]]] = None
+                found[dates.format_date(ahead[sp])] = None
+        elif spec.normalizer == "digits":  # an identifier: digits alone, not a year of a date
+            for a, b in _maximal([sp for sp in spans if NORMALIZERS["digits"](text[sp[0]:sp[1]]) is not None
+                                  and re.fullmatch(r"[\d\s\-]+", text[sp[0]:sp[1]])
+                                  and not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods + times)]):
+                found[text[a:b]] = None
+                found[NORMALIZERS["digits"](text[a:b])] = None
+        elif spec.normalizer in ("integer", "time"):
+            # Counts and times outside phone numbers; a count is never part of a time, and a time says it
+            # is one ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
+            pool = [sp for sp in plain if (spec.normalizer == "integer" and not any(
+                c[0] < sp[1] and sp[0] < c[1] for c in times + readable_periods)) or (
+                spec.normalizer == "time" and _TIME_MARK.search(text[sp[0]:sp[1]]))]
+            normalize = NORMALIZERS[spec.normalizer]
+            values = {sp: normalize(text[sp[0]:sp[1]]) for sp in pool}
+            for sp in _smallest([sp for sp in pool if values[sp] is not None], values):
+                found[text[sp[0]:sp[1]]] = None
+                found[values[sp]] = None
         elif spec.normalizer == "amount":
             # Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates.
             for a, b in _maximal([sp for sp in amounts
@@ -116,9 +149,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
                       for sp in spans}
             readable = [sp for sp in spans if values[sp] is not None]
-            if spec.normalizer == "person_name":
+            if spec.normalizer == "person_name":  # never the words of a date, a time or a contact
                 readable = [sp for sp in readable if len(_TOKEN.findall(text[sp[0]:sp[1]])) <= 3
-                            and _could_be_name(pack, text, *sp)]
+                            and _could_be_name(pack, text, *sp)
+                            and not any(c[0] < sp[1] and sp[0] < c[1] for c in claimed)]
             else:
                 readable = _smallest(readable, values)
             for sp in readable:
@@ -126,6 +160,22 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 found[values[sp]] = None
         candidates[name] = list(found)
     return candidates
+
+
+def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans that may be free text naming a thing ("logo design"): short, without the words of a date, an
+    amount, a time or a contact, of the pack's goals ("invoice") or of the request itself ("make", "for")."""
+    phrases = []
+    for a, b in spans:
+        words = [w.lower() for w in _TOKEN.findall(text[a:b])]
+        if a and text[a - 1] in "'’":  # the tail of "there'll", "it's"
+            continue
+        if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS
+                or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
+                or any(c[0] < b and a < c[1] for c in claimed)):
+            continue
+        phrases.append((a, b))
+    return phrases
 
 
 _EDGE_WORDS = set("a an the for of to and or with about from in on at my our your me i please pls".split())
@@ -241,7 +291,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     arguments its own words do not give; otherwise it names one to `max_goals` of them, none twice,
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
     domain)."""
-    goals = [g for g in (pack.spec.goals if goals is None else goals) if g in pack.spec.goals]
+    goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
     whole = value_candidates(pack, query, today)
     by_position = {i: value_candidates(pack, src, today) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
@@ -286,7 +336,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         if name in defined:
             return name
         gid = f"g{position}"
-        takes = pack.spec.apis[pack.spec.goals[goal].api].arguments
+        takes = pack.goal_takes(goal)
         parts = [_literal(f"_goal({gid}, {goal}).\n")]
         given_by_extra: set[str] = set()
         for extra, extra_spec in pack.spec.ir_extra.items():

@@ -27,7 +27,7 @@ def template_path(pack: Pack) -> Path:
 
 def goal_arguments(pack: Pack, goal: str) -> list[str]:
     """The IR predicates a goal takes: a `gives` predicate (e.g. `_period`) first, then its API's arguments."""
-    takes = pack.spec.apis[pack.spec.goals[goal].api].arguments
+    takes = pack.goal_takes(goal)
     extras = [f"_{name}" for name, extra in pack.spec.ir_extra.items() if set(extra.gives) <= set(takes)]
     return extras + [f"_{a}" for a in takes]
 
@@ -37,7 +37,7 @@ def render_system_prompt(pack: Pack, shortlist: list[str] | None = None) -> str:
     path = template_path(pack)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(path.parent)), undefined=jinja2.StrictUndefined,
                              autoescape=False, trim_blocks=False)
-    goals = {g: spec for g, spec in pack.spec.goals.items() if not shortlist or g in shortlist}
+    goals = {g: pack.spec.goals[g] for g in pack.requestable_goals() if not shortlist or g in shortlist}
     specs = {**pack.spec.ir_extra, **pack.spec.arguments}
     # Each argument is described under the first goal that takes it, so a goal's block reads the same in
     # every prompt that opens with that goal (and the model state of that text is reused).

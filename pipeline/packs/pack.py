@@ -37,6 +37,9 @@ class Goal(BaseModel):
     api: str
     description: str
     examples: list[str] = []
+    workflow: list[str] = Field([], description="a workflow goal: the APIs it carries out, in order; its IR "
+                                               "gives the workflow's slots, and is expanded into one call per API")
+    internal: bool = Field(False, description="one step of a workflow goal: never asked for by itself")
 
 
 class Api(BaseModel):
@@ -103,12 +106,28 @@ class Pack(BaseModel):
         names = ["goal", *self.spec.arguments, *self.spec.ir_extra]
         return {f"_{name}": 2 for name in names}
 
+    def requestable_goals(self) -> list[str]:
+        """The goals a request may ask for (not the steps of a workflow)."""
+        return [name for name, goal in self.spec.goals.items() if not goal.internal]
+
+    def goal_takes(self, goal: str) -> list[str]:
+        """The arguments a goal's IR may give: its API's, or for a workflow goal its steps' slots (every
+        argument of its APIs that no earlier step produces), in order."""
+        spec = self.spec.goals[goal]
+        if not spec.workflow:
+            return list(self.spec.apis[spec.api].arguments)
+        produced, slots = set(), []
+        for api in spec.workflow:
+            slots += [a for a in self.spec.apis[api].arguments if a not in produced and a not in slots]
+            produced.add(self.spec.apis[api].produces)
+        return slots
+
     def api_of_goal(self, goal: str) -> str:
         return self.spec.goals[goal].api
 
     def goal_of_api(self, api: str) -> str:
         for name, goal in self.spec.goals.items():
-            if goal.api == api:
+            if goal.api == api and not goal.workflow:
                 return name
         raise KeyError(api)
 

@@ -71,8 +71,9 @@ def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tu
     """(goal, text) pairs: a summary of each goal (name, description, argument names), and each of its
     example requests not in `exclude` (held out when training is measured)."""
     docs = []
-    for name, goal in pack.spec.goals.items():
-        args = ", ".join(a.replace("_", " ") for a in pack.spec.apis[goal.api].arguments)
+    for name in pack.requestable_goals():
+        goal = pack.spec.goals[name]
+        args = ", ".join(a.replace("_", " ") for a in pack.goal_takes(name))
         docs.append((name, f"{name.replace('_', ' ')}: {goal.description}" + (f" ({args})" if args else "")))
         docs += [(name, example) for example in goal.examples if example not in exclude]
     return docs
@@ -92,7 +93,7 @@ class Retriever:
     def __init__(self, pack: Pack, exclude: frozenset[str] = frozenset()):
         self.pack = pack
         docs = goal_documents(pack, exclude)
-        self.goals = list(pack.spec.goals)
+        self.goals = pack.requestable_goals()
         self.doc_goals = [g for g, _ in docs]
         self.doc_texts = [t for _, t in docs]
         self._goal_of_doc = np.array([self.goals.index(g) for g in self.doc_goals])

@@ -22,7 +22,7 @@ from pipeline.values import dates
 from pipeline.values.normalizers import NORMALIZERS, _stem
 
 NO_CHANGE = "% the message gives no value"
-FREE_FAMILIES = {"lowercase_text", "person_name"}  # any words could be one: taken only when asked for
+FREE_FAMILIES = {"lowercase_text", "title_text", "person_name"}  # any words could be one: taken only when asked for
 
 # Domain-independent examples (a pet clinic), as the opening's prompt has: they teach the delta's form.
 _EXAMPLES = """Facts so far:
@@ -91,13 +91,17 @@ class Slot:
 def _family(pack: Pack, predicate: str) -> str:
     """What kind of value a predicate takes: dates and periods are one family, names another."""
     spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
-    return {"period": "date", "full_name": "person_name"}.get(spec.normalizer, spec.normalizer)
+    return {"period": "date", "future_date": "date", "full_name": "person_name"}.get(spec.normalizer, spec.normalizer)
 
 
 def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
     """Whether two wordings read as the same value of a predicate ("1,200" and "1200.00")."""
     spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
-    if spec.normalizer in ("date", "period"):
+    if spec.normalizer == "future_date":
+        da, db = dates.resolve_future_day(a, today), dates.resolve_future_day(b, today)
+        if da is not None and db is not None:
+            return da == db
+    elif spec.normalizer in ("date", "period"):
         pa, pb = dates.resolve_period(a, today), dates.resolve_period(b, today)
         if pa is not None and pb is not None:
             return (pa.start, pa.end) == (pb.start, pb.end)

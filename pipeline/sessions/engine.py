@@ -11,14 +11,18 @@ saying why.
 from __future__ import annotations
 
 from pipeline.packs.pack import Pack, load_pack
+from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, IRFact, Plan, Run
 from pipeline.run import backend_for, run_pipeline
+from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, get_executor
 from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn
 
 
 def goals_from_ir(checked: CheckedIR, turn: int) -> list[Given]:
+    """The session's goals from an opening's IR; words given for two arguments of one goal ("Bella Notte"
+    as the restaurant and the contact name) stay with the first: one span is one value."""
     goals: dict[str, Given] = {}
     for fact in checked.facts:
         if fact.predicate == "_goal":
@@ -29,7 +33,7 @@ def goals_from_ir(checked: CheckedIR, turn: int) -> list[Given]:
             continue
         if fact.constants[1]:
             goals[gid].refs[predicate] = str(fact.arguments[1])
-        else:
+        elif str(fact.arguments[1]) not in goals[gid].values.values():
             goals[gid].values[predicate] = str(fact.arguments[1])
             goals[gid].turns[predicate] = turn
     return list(goals.values())
@@ -94,8 +98,8 @@ class SessionEngine:
         turn = len(state.turns)
         if not state.goals:
             run = run_pipeline(message, state.domain, state.today, translator=self.translator)
-            if run.checked_ir is not None:
-                state.goals = goals_from_ir(run.checked_ir, turn)
+            if run.checked_ir is not None:  # the goals as asked for (a workflow goal, not its steps)
+                state.goals = goals_from_ir(check_ir(run.ir, pack), turn)
             kind, delta_ir = "opening", run.ir or ""
         else:
             delta = translate_delta(pack, state, message, backend_for(self.translator))
@@ -103,10 +107,13 @@ class SessionEngine:
             delta_ir = delta.raw
             run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state_ir(state))
         if run.materialized is not None:
-            read = {goal.goal_id: goal for goal in run.materialized.goals}
+            by_id = {g.goal_id: g for g in state.goals}
             for given in state.goals:
-                if given.goal_id in read:
-                    given.normalized = {a: b.value for a, b in read[given.goal_id].args.items() if b.kind == "value"}
+                given.normalized = {}
+            for goal in run.materialized.goals:
+                given = by_id.get(workflow_goal_id(goal.goal_id, set(by_id)))
+                if given is not None:
+                    given.normalized.update({a: b.value for a, b in goal.args.items() if b.kind == "value"})
         reply = self._carry_out(state, pack, run, kind, get_executor(self.executor_kind, pack), turn)
         state.turns.append(Turn(message=message, delta_ir=delta_ir, kind=kind, reply=reply, run_id=run.id))
         return reply
@@ -159,7 +166,7 @@ class SessionEngine:
 
     def _ask(self, state: SessionState, pack: Pack, run: Run, goal_id: str | None, argument: str,
              kind: str) -> Reply:
-        state.pending = (goal_id or "g1", argument)
+        state.pending = (workflow_goal_id(goal_id or "g1", {g.goal_id for g in state.goals}), argument)
         state.asked.append(argument)
         spec = pack.spec.arguments.get(argument)
         question = f"Please tell me the {argument.replace('_', ' ')}" + (f" ({spec.description})" if spec else "") + "."

@@ -54,6 +54,10 @@ class Helpers:
     def span_end(self, first, last, today):
         return self._date(dates.resolve_span(_text(first), _text(last), _day(today)), end=True)
 
+    def future_day(self, text, today):
+        day = dates.resolve_future_day(_text(text), _day(today))
+        return [clingo.String(dates.format_date(day))] if day else []
+
     def day(self, text, today):
         period = dates.resolve_period(_text(text), _day(today))
         if period is None or period.start != period.end:

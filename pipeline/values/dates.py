@@ -98,6 +98,7 @@ def _clean(text: str) -> str:
     text = text.lower().replace("’", "'").strip()
     text = re.sub(r"[?!;]+", " ", text)
     text = re.sub(r"\s+", " ", text).strip(" .,")
+    text = re.sub(r"^(?:born(?: on)?|dob(?: is)?|date of birth(?: is)?)\s+", "", text)  # a birthday
     text = re.sub(r"^(?:for|in|on|of|during|over|at)\s+", "", text)
     text = re.sub(r"^(?:the|a)\s+", "", text)
     return text.strip()
@@ -297,3 +298,60 @@ def format_date(d: date) -> str:
 
 def parse_today(text: str) -> date:
     return date.fromisoformat(text)
+
+
+# --- days ahead (a reservation, an appointment) --------------------------------------------------------
+
+_HOLIDAYS = {"new year's day": (1, 1), "valentine's day": (2, 14), "valentines day": (2, 14),
+             "independence day": (7, 4), "fourth of july": (7, 4), "halloween": (10, 31),
+             "christmas eve": (12, 24), "christmas": (12, 25), "christmas day": (12, 25), "new year's eve": (12, 31)}
+_PART_OF_DAY = r"(?:\s+(?:night|evening|morning|afternoon|for (?:lunch|dinner|brunch)))?"
+_TOMORROW = r"(?:tomorrow|tommorow|tomorow|tommorrow)"
+
+
+def _next_on_or_after(month: int, day: int, today: date) -> date | None:
+    for year in (today.year, today.year + 1):
+        try:
+            d = date(year, month, day)
+        except ValueError:
+            continue
+        if d >= today:
+            return d
+    return None
+
+
+def resolve_future_day(text: str, today: date) -> date | None:
+    """A day ahead of today, as people name the day of a booking: 'tonight', 'tomorrow night', 'the day
+    after tomorrow', 'this Saturday', 'friday the 31st', 'the 10th of february', "valentine's day". A day
+    named without a year is its next occurrence; a full date is read as written."""
+    cleaned = _clean(text)
+    cleaned = re.sub(_PART_OF_DAY + "$", "", cleaned).strip()
+    if cleaned in {"today", "tonight", "this evening", "this afternoon", "this morning"}:
+        return today
+    if re.fullmatch(_TOMORROW, cleaned):
+        return today + timedelta(days=1)
+    if re.fullmatch(r"(?:the )?day after " + _TOMORROW, cleaned):
+        return today + timedelta(days=2)
+    if cleaned in _HOLIDAYS:
+        return _next_on_or_after(*_HOLIDAYS[cleaned], today)
+    m = re.fullmatch(r"(?:(?:this|next|coming|this coming) )?(?P<day>" + "|".join(WEEKDAYS) + r")"
+                     r"(?: the (?P<n>\d{1,2})(?:st|nd|rd|th)?)?", cleaned)
+    if m:
+        if m["n"]:  # "friday the 31st": the next 31st that is a Friday, within a year
+            for offset in range(0, 400):
+                d = today + timedelta(days=offset)
+                if d.day == int(m["n"]) and d.weekday() == WEEKDAYS[m["day"]]:
+                    return d
+            return None
+        ahead = (WEEKDAYS[m["day"]] - today.weekday()) % 7
+        return today + timedelta(days=ahead or (7 if cleaned.startswith("next") else 0))
+    m = re.fullmatch(r"(?P<n>\d{1,2})(?:st|nd|rd|th)", cleaned)
+    if m:  # "the 9th": the next such day of a month
+        d = _next_on_or_after(today.month, int(m["n"]), today)
+        return d or _next_on_or_after(today.month % 12 + 1, int(m["n"]), today)
+    period = resolve_period(text, today)
+    if period is None or period.start != period.end:
+        return None
+    if re.search(r"\b\d{4}\b", cleaned) or period.start >= today:
+        return period.start
+    return _next_on_or_after(period.start.month, period.start.day, today)

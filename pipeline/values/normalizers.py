@@ -10,7 +10,7 @@ import difflib
 import re
 from typing import Callable
 
-from pipeline.values.numbers import format_amount, parse_amount
+from pipeline.values.numbers import format_amount, parse_amount, parse_number_words
 
 _TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?(?:\s+|$)"  # a title alone is no name
 _EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)
@@ -170,6 +170,80 @@ def _stem(word: str) -> str:
     return word
 
 
+def integer(text: str, **_) -> str | None:
+    """A count as people write it: '6', 'six of us', 'a party of 4', 'just the two of us' -> the number.
+    A time, a date or an amount of money is no count; neither is a text with two different numbers."""
+    lowered = text.lower()
+    if re.search(r"\d\s*(?::|am\b|pm\b|st\b|nd\b|rd\b|th\b)|[$/]", lowered):
+        return None
+    counted = re.search(r"([a-z]+|\d+)\s+(?:of us|people|persons|guests|adults)\b", lowered)
+    if counted and parse_number_words(counted.group(1)):  # "six of us, four adults and two kids"
+        lowered = counted.group(0)
+    numbers = {parse_number_words(token) for token in re.findall(r"[a-z]+|\d+", lowered)} - {None}
+    numbers = {n for n in numbers if n == n.to_integral_value() and n > 0}
+    return str(int(numbers.pop())) if len(numbers) == 1 else None
+
+
+_HOUR_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_TIME = re.compile(
+    r"(?:(?P<quarter>quarter|half)\s+(?P<rel>past|to|after|before)\s+)?"
+    r"(?P<hour>\d{1,2}|" + "|".join(_HOUR_WORDS) + r")"
+    r"(?:\s*[:.]\s*(?P<minute>\d{2}))?(?:\s*o'?clock)?"
+    r"\s*(?P<meridiem>a\.?m\.?|p\.?m\.?|in the (?:morning|afternoon|evening)|at night|tonight)?\b")
+
+
+def time_of_day(text: str, **_) -> str | None:
+    """A time as 24-hour HH:MM: '7:30 in the evening' -> 19:30, '8pm', 'noon', 'quarter to seven pm'
+    -> 18:45. An hour with nothing saying morning or evening is read as written (7 -> 07:00)."""
+    lowered = text.lower().replace("’", "'")
+    if re.search(r"\bnoon\b|\bmidday\b", lowered):
+        return "12:00"
+    if re.search(r"\bmidnight\b", lowered):
+        return "00:00"
+    found = [m for m in _TIME.finditer(lowered) if m.group("minute") or m.group("meridiem") or m.group("quarter")
+             or "o'clock" in m.group(0) or re.fullmatch(r"\s*(?:at\s+)?" + re.escape(m.group(0).strip()) + r"\s*", lowered)
+             or re.search(r"\bat\s+" + re.escape(m.group(0).strip()) + r"\b", lowered)]
+    if len(found) != 1:
+        return None
+    match = found[0]
+    hour = int(match.group("hour")) if match.group("hour").isdigit() else _HOUR_WORDS[match.group("hour")]
+    minute = int(match.group("minute") or 0)
+    if hour > 23 or minute > 59:
+        return None
+    if match.group("quarter"):
+        shift = 15 if match.group("quarter") == "quarter" else 30
+        if match.group("rel") in ("to", "before"):
+            hour, minute = (hour - 1) % 24, 60 - shift
+        else:
+            minute = shift
+    meridiem = (match.group("meridiem") or "").replace(".", "")
+    evening = meridiem.startswith("p") or meridiem in ("in the afternoon", "in the evening", "at night", "tonight") \
+        or (not meridiem and re.search(r"\b(?:tonight|evening|night|dinner)\b", lowered) is not None)
+    if evening and hour < 12:
+        hour += 12
+    elif meridiem.startswith("a") and hour == 12:
+        hour = 0
+    return f"{hour:02d}:{minute:02d}"
+
+
+def title_text(text: str, **_) -> str | None:
+    """A proper name as written, each word capitalised: 'casa lupita' -> 'Casa Lupita'."""
+    text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"")
+    if not text or not re.search(r"[^\W\d_]", text):
+        return None
+    return " ".join(w[:1].upper() + w[1:] if w[:1].islower() else w for w in text.split(" "))
+
+
+def digits(text: str, **_) -> str | None:
+    """An identifier written with spaces or dashes: '7731 0056', '4482-0017' -> the digits alone. Words
+    around it are allowed ('my number is ...'); two separate numbers are not."""
+    groups = re.findall(r"\d[\d\s\-]*\d|\d", text)
+    if len(groups) != 1:
+        return None
+    found = re.sub(r"\D", "", groups[0])
+    return found if len(found) >= 4 else None
+
+
 NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "amount": amount,
     "lowercase_text": lowercase_text,
@@ -177,6 +251,11 @@ NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "email": email,
     "phone": phone,
     "choice": choice,
+    "integer": integer,
+    "time": time_of_day,
+    "title_text": title_text,
+    "digits": digits,
     # dates are read by the date helpers, which need both ends of a span and `today`
     "date": lambda text, **_: None,
+    "future_date": lambda text, **_: None,  # a day ahead (a booking): "this Saturday" is the coming one
 }
