@@ -12,6 +12,7 @@ xgrammar (GBNF-compatible, so llama.cpp-style servers accept it too).
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from datetime import date
@@ -103,8 +104,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             whole = [w for w in _TOKEN.findall(text) if w.lower() not in _FUNCTION_WORDS]
             for a, b in _maximal(_phrases(pack, text, spans, claimed)):
                 words = _TOKEN.findall(text[a:b])
-                if set(w.lower() for w in words) <= _pack_words(pack):
-                    continue
+                if all(difflib.get_close_matches(w.lower(), _pack_words(pack), n=1, cutoff=0.85) for w in words):
+                    continue  # the pack's own words, or a misspelling of them ("reservaton")
                 if text[a:b].islower() and words != whole:  # lower case: only as a whole answer ("casa lupita")
                     continue
                 found[text[a:b]] = None
@@ -112,8 +113,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                     found[run.group()] = None
         elif spec.normalizer == "future_date":  # a day ahead: the smallest words naming it, and the day
             ahead = {sp: dates.resolve_future_day(text[sp[0]:sp[1]], today) for sp in plain}
-            for sp in _smallest([sp for sp, d in ahead.items() if d is not None
-                                 and not _TIME_MARK.search(text[sp[0]:sp[1]])], ahead):
+            for sp in _maximal([sp for sp, d in ahead.items() if d is not None
+                                and not _TIME_MARK.search(text[sp[0]:sp[1]])]):
                 found[text[sp[0]:sp[1]]] = None
                 found[dates.format_date(ahead[sp])] = None
         elif spec.normalizer == "digits":  # an identifier: digits alone, not a year of a date
@@ -206,20 +207,31 @@ def _pack_words(pack: Pack) -> set[str]:
 COMMON_WORD_ZIPF = 5.0  # a word this frequent in English ("sure", "wrong", "may") is no name in lower case
 
 
-def _common_word(word: str) -> bool:
+LONE_NAME_ZIPF = 4.0  # a single word opening a sentence is a name only if rarer than this ("Priyanka", not "Haha")
+
+
+def zipf(word: str) -> float:
     from wordfreq import zipf_frequency
 
-    return zipf_frequency(word.lower(), "en") >= COMMON_WORD_ZIPF
+    return zipf_frequency(word.lower(), "en")
+
+
+def _common_word(word: str) -> bool:
+    return zipf(word) >= COMMON_WORD_ZIPF
 
 
 def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com, not the
     "re" of "you're"), each capitalised or not a word of the language or of the pack ("her", "record",
     "sure"); a capitalised common word opening a sentence ("Sorry, ...") is no name either."""
-    if re.match(r"[.@]\w", text[end:end + 2]) or (start and re.match(r"[\w.@'’]", text[start - 1])):
-        return False
+    if re.match(r"[.@\-]\w", text[end:end + 2]) or (start and re.match(r"[\w.@'’\-]", text[start - 1])):
+        return False  # part of an address, a contraction or a compound ("in-laws")
     opens_sentence = not text[:start].strip() or text[:start].rstrip()[-1] in ".!?"
     words = _TOKEN.findall(text[start:end])
+    if len(words) == 1 and opens_sentence and zipf(words[0]) >= LONE_NAME_ZIPF:  # "Haha, ...", "Sure"
+        return False
+    if len(words) == 1 and words[0].islower() and text.strip(" .,!?") != words[0]:
+        return False  # one word in lower case is a name only as a whole answer ("cousin" is no name)
     return all(w.lower() not in _FUNCTION_WORDS
                and not ((w[0].islower() or (i == 0 and opens_sentence)) and _common_word(w))
                and (w[0].isupper() and not (i == 0 and opens_sentence) or w.lower() not in _pack_words(pack)

@@ -147,6 +147,19 @@ def addressed_slots(pack: Pack, state: SessionState, message: str, today: date) 
     return slots
 
 
+SWITCH_WORDS = re.compile(r"\b(?:actually|instead|change|changed|rather|i meant|make it|make that|switch)\b", re.I)
+_OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+)?(?P<old>[^,.;!?]+)", re.I)
+
+
+def _without_old_values(text: str, candidates: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Drop the words a message names as the value it replaces ("the 10th instead of the 9th")."""
+    old = [m.group("old").strip().lower() for m in _OLD_VALUE.finditer(text)]
+    if not old:
+        return candidates
+    return {name: [v for v in values if not any(o == v.lower() or o.startswith(v.lower() + " ") for o in old)]
+            for name, values in candidates.items()}
+
+
 def _has_value(pack: Pack, given, predicate: str) -> bool:
     """Whether the goal has this predicate's value, or one that gives or is given with it (a full name)."""
     extra = pack.spec.ir_extra.get(predicate)
@@ -163,7 +176,8 @@ def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
 def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: list[str],
               pending: tuple[str, str] | None, named: list[str]) -> list[Slot]:
     """The slots words give, for the goals `targets` (see `addressed_slots`)."""
-    candidates = value_candidates(pack, text, today)
+    candidates = _without_old_values(text, value_candidates(pack, text, today))
+    switching = SWITCH_WORDS.search(text) is not None
     by_id = {g.goal_id: g for g in state.goals}
     pending_goal, pending_arg = pending or (None, None)
 
@@ -202,7 +216,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         if family == "date" and predicate not in pack.spec.ir_extra and any(
                 predicate in extra.gives for extra in pack.spec.ir_extra.values()):
             continue  # a start or end date alone is given only when asked; a new period comes whole
-        if free:  # unasked free words fill an empty slot, never replace a value ("her cell is ...")
+        if free and not switching:  # unasked free words fill an empty slot, unless the message changes one
             goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
         goal_ids = sorted(goal_ids, key=lambda gid: (gid not in named, gid != pending_goal))
         values = list(dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate)))
