@@ -22,6 +22,7 @@ from pipeline.values import dates
 from pipeline.values.normalizers import NORMALIZERS, _stem
 
 NO_CHANGE = "% the message gives no value"
+ASKED_SLOT_MARGIN = 0.05
 FREE_FAMILIES = {"lowercase_text", "title_text", "person_name"}  # any words could be one: taken only when asked for
 
 # Domain-independent examples (a pet clinic), as the opening's prompt has: they teach the delta's form.
@@ -160,6 +161,23 @@ def _without_old_values(text: str, candidates: dict[str, list[str]]) -> dict[str
             for name, values in candidates.items()}
 
 
+def _closest_slot(pack: Pack, text: str, predicates: list[str]) -> str:
+    """The slot whose name and description the words are closest to (the packaged sentence embedder);
+    the first, the slot asked, by a margin."""
+    if len(predicates) < 2:
+        return predicates[0]
+    from pipeline.retrieval.retrievers import embedding_model
+
+    def described(predicate: str) -> str:
+        spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
+        return f"{predicate.replace('_', ' ')}: {spec.description}"
+
+    vectors = embedding_model().encode([text, *map(described, predicates)], normalize_embeddings=True)
+    scores = vectors[1:] @ vectors[0]
+    scores[0] += ASKED_SLOT_MARGIN  # the message answers the question unless it is clearly about another slot
+    return predicates[int(scores.argmax())]
+
+
 def _has_value(pack: Pack, given, predicate: str) -> bool:
     """Whether the goal has this predicate's value, or one that gives or is given with it (a full name)."""
     extra = pack.spec.ir_extra.get(predicate)
@@ -198,8 +216,18 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
                 break
         else:
             values = fresh(pending_goal, pending_arg)
+            free = _family(pack, pending_arg) in FREE_FAMILIES
+            if values and free:
+                # Free words may answer the question or fill another free slot ("put it under Maya Kim"
+                # asked for the restaurant): the slot whose description the message is closest to.
+                others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)]
+                others = [p for p in others if p != pending_arg and _family(pack, p) in FREE_FAMILIES
+                          and fresh(pending_goal, p) and not _has_value(pack, by_id[pending_goal], p)]
+                chosen = _closest_slot(pack, text, [pending_arg, *others])
+                if chosen != pending_arg:
+                    slots.append(Slot([pending_goal], chosen, fresh(pending_goal, chosen), optional=True))
+                    values = []
             if values:
-                free = _family(pack, pending_arg) in FREE_FAMILIES
                 slots.append(Slot([pending_goal], pending_arg, values, optional=free))
         taken.add(_family(pack, pending_arg))
     by_predicate: dict[str, list[str]] = {}

@@ -347,8 +347,15 @@ def resolve_future_day(text: str, today: date) -> date | None:
         return today + timedelta(days=ahead or (7 if cleaned.startswith("next") else 0))
     m = re.fullmatch(r"(?P<n>\d{1,2})(?:st|nd|rd|th)", cleaned)
     if m:  # "the 9th": the next such day of a month
-        d = _next_on_or_after(today.month, int(m["n"]), today)
-        return d or _next_on_or_after(today.month % 12 + 1, int(m["n"]), today)
+        for ahead in range(13):
+            index = today.year * 12 + today.month - 1 + ahead
+            try:
+                d = date(index // 12, index % 12 + 1, int(m["n"]))
+            except ValueError:
+                continue
+            if d >= today:
+                return d
+        return None
     period = resolve_period(text, today)
     if period is None or period.start != period.end:
         return None

@@ -196,6 +196,8 @@ def time_of_day(text: str, **_) -> str | None:
     """A time as 24-hour HH:MM: '7:30 in the evening' -> 19:30, '8pm', 'noon', 'quarter to seven pm'
     -> 18:45. An hour with nothing saying morning or evening is read as written (7 -> 07:00)."""
     lowered = text.lower().replace("’", "'")
+    if re.search(r"\d\s*(?:or|-|to|and)\s*\d|\bbetween\b", lowered):
+        return None  # a range or a choice of times is no one time
     if re.search(r"\bnoon\b|\bmidday\b", lowered):
         return "12:00"
     if re.search(r"\bmidnight\b", lowered):

@@ -90,3 +90,24 @@ def test_chat_jsonl_prints_one_reply_object_per_message_and_nothing_else():
     assert replies[1]["result"] == [{"api": "contact_us_api",
                                      "args": {"contact_topic": "Payroll", "contact_channel": "phone"}}]
     assert replies[1]["executed"] == replies[1]["result"]
+
+
+def test_a_workflow_runs_no_api_before_the_calls_it_needs_even_when_the_user_jumps_ahead(engine):
+    from pipeline.evaluation.sessions import flow_violations
+
+    state = engine.open("restaurant_reservation", TODAY)
+    reply = engine.reply(state, "I'd like a table for 3 tomorrow at 7:30 pm")
+    assert reply.kind == "ask" and reply.slot == "restaurant_name" and reply.executed == []
+    # The booking's details before the restaurant: kept, asked for never, and nothing is booked yet.
+    reply = engine.reply(state, "put it under Maya Lindgren, my number is 312 555 0147")
+    assert state.turns[-1].kind == "jump" and reply.slot == "restaurant_name" and reply.executed == []
+    reply = engine.reply(state, "The Copper Pot")
+    assert reply.kind == "done", reply.text
+    executed = [c.model_dump() for c in reply.executed]
+    assert [c["api"] for c in executed] == ["find_restaurant", "check_availability", "book_table"]
+    assert flow_violations(executed) == 0
+    assert executed[1]["args"] == {"restaurant_id": {"ref": 0}, "party_size": "3", "reservation_date": "10/16/2024",
+                                   "reservation_time": "19:30"}
+    assert executed[2]["args"] == {"availability_id": {"ref": 1}, "contact_name": "Maya Lindgren",
+                                   "contact_phone": "312-555-0147"}
+    assert state.asked == ["restaurant_name"]

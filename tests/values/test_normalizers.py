@@ -151,3 +151,62 @@ def test_email_phone_and_detail():
     assert phone("555-0101") is None
     assert lowercase_text("  Website Design. ") == "website design"
     assert lowercase_text("for Piano Lessons") == "piano lessons"
+
+
+# --- the slot types of typed PDL workflows ------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("5", "5"), ("seven of us", "7"), ("a party of 3", "3"), ("just the two of us", "2"),
+    ("nine people, five grown-ups and four kids", "9"), ("we are a group of 12", "12"),
+    ("at 7:30", None), ("the 4th", None), ("$40", None), ("3 or 4", None), ("a few", None),
+])
+def test_counts(text, expected):
+    from pipeline.values.normalizers import integer
+
+    assert integer(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("6:45 in the evening", "18:45"), ("9am", "09:00"), ("9 p.m.", "21:00"), ("noon", "12:00"),
+    ("quarter past eight pm", "20:15"), ("half past six in the morning", "06:30"), ("2 in the afternoon", "14:00"),
+    ("12:15pm", "12:15"), ("12 am", "00:00"), ("tonight at 9", "21:00"), ("10:05", "10:05"),
+    ("25:00", None), ("between 6 and 7pm", None), ("soon", None),
+])
+def test_times(text, expected):
+    from pipeline.values.normalizers import time_of_day
+
+    assert time_of_day(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("my id is 4410 2298", "44102298"), ("33-0071-5", "3300715"), ("0099", "0099"),
+    ("12 and 34", None), ("none", None), ("12", None),
+])
+def test_identifiers(text, expected):
+    from pipeline.values.normalizers import digits
+
+    assert digits(text) == expected
+
+
+def test_proper_names_of_things_are_capitalised_as_written():
+    from pipeline.values.normalizers import title_text
+
+    assert title_text("the blue door bistro") == "The Blue Door Bistro"
+    assert title_text("McDonald's") == "McDonald's" and title_text("  ") is None and title_text("42") is None
+
+
+@pytest.mark.parametrize("text, expected", [  # today is Wednesday 2025-03-12
+    ("tonight", date(2025, 3, 12)), ("tomorrow evening", date(2025, 3, 13)), ("tomorow", date(2025, 3, 13)),
+    ("the day after tomorrow", date(2025, 3, 14)), ("this saturday", date(2025, 3, 15)),
+    ("wednesday", date(2025, 3, 12)), ("next wednesday", date(2025, 3, 19)),
+    ("monday the 31st", date(2025, 3, 31)), ("the 2nd", date(2025, 4, 2)), ("the 20th", date(2025, 3, 20)),
+    ("march 1", date(2026, 3, 1)), ("april 3rd", date(2025, 4, 3)), ("halloween", date(2025, 10, 31)),
+    ("christmas eve", date(2025, 12, 24)), ("03/01/2025", date(2025, 3, 1)),
+    ("next month", None), ("someday", None),
+])
+def test_days_ahead(text, expected):
+    assert dates.resolve_future_day(text, date(2025, 3, 12)) == expected
+
+
+def test_a_birthday_is_read_without_the_word_born():
+    assert dates.resolve_period("born the 3rd of may 1981", date(2025, 3, 12)) == dates.Period(date(1981, 5, 3), date(1981, 5, 3))
