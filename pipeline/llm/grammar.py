@@ -220,6 +220,14 @@ def _common_word(word: str) -> bool:
     return zipf(word) >= COMMON_WORD_ZIPF
 
 
+def _beside_a_name_word(pack: Pack, text: str, start: int, end: int) -> bool:
+    """Whether the word before or after could be the other half of a name ("emma" in "emma wilson")."""
+    before = re.search(r"([^\W\d_]+)\s+$", text[:start])
+    after = re.match(r"\s+([^\W\d_]+)", text[end:])
+    return any(m and m.group(1).lower() not in _FUNCTION_WORDS and not _common_word(m.group(1))
+               and m.group(1).lower() not in _pack_words(pack) for m in (before, after))
+
+
 def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com, not the
     "re" of "you're"), each capitalised or not a word of the language or of the pack ("her", "record",
@@ -230,8 +238,9 @@ def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     words = _TOKEN.findall(text[start:end])
     if len(words) == 1 and opens_sentence and zipf(words[0]) >= LONE_NAME_ZIPF:  # "Haha, ...", "Sure"
         return False
-    if len(words) == 1 and words[0].islower() and text.strip(" .,!?") != words[0]:
-        return False  # one word in lower case is a name only as a whole answer ("cousin" is no name)
+    if len(words) == 1 and words[0].islower() and text.strip(" .,!?") != words[0] \
+            and not _beside_a_name_word(pack, text, start, end):
+        return False  # one word in lower case is a name only as a whole answer or part of a whole name
     return all(w.lower() not in _FUNCTION_WORDS
                and not ((w[0].islower() or (i == 0 and opens_sentence)) and _common_word(w))
                and (w[0].isupper() and not (i == 0 and opens_sentence) or w.lower() not in _pack_words(pack)
