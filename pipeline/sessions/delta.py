@@ -61,15 +61,6 @@ class Delta:
     stats: dict
 
 
-def _state_ir(state: SessionState) -> str:
-    lines = []
-    for given in state.goals:
-        lines.append(f"_goal({given.goal_id}, {given.goal}).")
-        lines += [f"_{name}({given.goal_id}, {_asp_string(value)})." for name, value in given.values.items()]
-        lines += [f"_{name}({given.goal_id}, {ref})." for name, ref in given.refs.items()]
-    return "\n".join(lines)
-
-
 def delta_prompt(pack: Pack, state: SessionState) -> tuple[str, str]:
     """(system, user) of the delta prompt: the task, examples, then the session's facts and question."""
     system = ("You keep the facts of a conversation up to date. Given the facts so far, the question the "
@@ -77,7 +68,7 @@ def delta_prompt(pack: Pack, state: SessionState) -> tuple[str, str]:
               "line, copying the user's words. If the message gives no value, write only: "
               f"{NO_CHANGE}\n\nExamples from another domain:\n\n{_EXAMPLES}")
     asked = f"{state.pending[1]} of {state.pending[0]}" if state.pending else "nothing"
-    return system, f"Facts so far:\n{_state_ir(state)}\nAsked: {asked}\nMessage: {{message}}\nChanges:"
+    return system, f"Facts so far:\n{state.ir().rstrip()}\nAsked: {asked}\nMessage: {{message}}\nChanges:"
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pipeline.packs.pack import Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
-from pipeline.records import CheckedIR, IRFact, Plan, Run
+from pipeline.records import CheckedIR, Plan, Run
 from pipeline.run import backend_for, run_pipeline
 from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import translate_delta
@@ -37,17 +37,6 @@ def goals_from_ir(checked: CheckedIR, turn: int) -> list[Given]:
             goals[gid].values[predicate] = str(fact.arguments[1])
             goals[gid].turns[predicate] = turn
     return list(goals.values())
-
-
-def state_ir(state: SessionState) -> str:
-    facts = []
-    for given in state.goals:
-        facts.append(IRFact(predicate="_goal", arguments=[given.goal_id, given.goal], constants=[True, True]))
-        facts += [IRFact(predicate=f"_{name}", arguments=[given.goal_id, value], constants=[True, False])
-                  for name, value in given.values.items()]
-        facts += [IRFact(predicate=f"_{name}", arguments=[given.goal_id, ref], constants=[True, True])
-                  for name, ref in given.refs.items()]
-    return "".join(f.render() + "\n" for f in facts)
 
 
 def apply_delta(pack: Pack, state: SessionState, facts: list[tuple[str, str, str]], turn: int) -> str:
@@ -105,7 +94,7 @@ class SessionEngine:
             delta = translate_delta(pack, state, message, backend_for(self.translator))
             kind = apply_delta(pack, state, delta.facts, turn)
             delta_ir = delta.raw
-            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state_ir(state))
+            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
         if run.materialized is not None:
             by_id = {g.goal_id: g for g in state.goals}
             for given in state.goals:

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from pipeline.records import IRFact
+
 # A call's argument: a value (normalised), or {"ref": i}, the output of executed[i] (or result[i]).
 ArgValue = str | dict[str, int]
 
@@ -58,3 +60,14 @@ class SessionState(BaseModel):
     asked: list[str] = Field([], description="every slot asked, in order (repeats show redundant asks)")
     turns: list[Turn] = []
     ended: Literal["done", "fail"] | None = None
+
+    def ir(self) -> str:
+        """The session's goals and the values given so far, as IR (what each turn plans from)."""
+        facts = []
+        for given in self.goals:
+            facts.append(IRFact(predicate="_goal", arguments=[given.goal_id, given.goal], constants=[True, True]))
+            facts += [IRFact(predicate=f"_{name}", arguments=[given.goal_id, value], constants=[True, False])
+                      for name, value in given.values.items()]
+            facts += [IRFact(predicate=f"_{name}", arguments=[given.goal_id, ref], constants=[True, True])
+                      for name, ref in given.refs.items()]
+        return "".join(f.render() + "\n" for f in facts)
