@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     shortlist_k: int = 3                    # wider for a large model, narrow for the packaged one
     retrieval_method: str = "hybrid"        # dense | sparse | hybrid
     constrain: bool = True                  # grammar-constrained decoding
+    jump_forward: bool = True               # hf: text the grammar forces goes in one forward pass
     run_ttl_s: int = 7 * 24 * 3600          # how long the store keeps a Run record
     # A message taken by a worker that dies is given to another after this long: keep it above the
     # longest stage's hard time limit, or a slow stage would run twice.

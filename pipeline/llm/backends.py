@@ -17,6 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.settings import settings
+
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PREFIX_CACHE_SIZE = 16  # model states of static prompts kept (~30 MB each for the packaged model)
 
@@ -132,8 +134,8 @@ class HFBackend:
         self._prefix_cache: OrderedDict[str, tuple] = OrderedDict()
         self._grammar_compiler = None
         self._tokenizer_info = None
-        # Jump-forward decoding (on unless NESYPLAN_JUMP_FORWARD=0, which `bench` uses for the ratio).
-        self.jump_forward = os.environ.get("NESYPLAN_JUMP_FORWARD", "1") != "0"
+        # Jump-forward decoding (NESYPLAN_JUMP_FORWARD; `bench` turns it off for its token-by-token pass).
+        self.jump_forward = settings().jump_forward
         self._lock = threading.Lock()  # one generation at a time per loaded model
 
     # --- prompt ----------------------------------------------------------------------------------
@@ -292,8 +294,10 @@ class HFBackend:
 
     def _forced_run(self, matcher, room: int) -> list[int]:
         """The tokens of the text the grammar forces next (all but the last), accepted by the matcher."""
+        if not self.jump_forward:
+            return []
         text = matcher.find_jump_forward_string()
-        if not text or not self.jump_forward:
+        if not text:
             return []
         run = []
         for token in self.tokenizer.encode(text, add_special_tokens=False)[:-1][:room]:

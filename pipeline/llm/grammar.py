@@ -52,6 +52,10 @@ _TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
 
+def _overlaps(span: tuple[int, int], others: list[tuple[int, int]]) -> bool:
+    return any(a < span[1] and span[0] < b for a, b in others)
+
+
 def _is_contact(span: str) -> bool:
     """A phone number, an email address or a long identifier ("0072 5518") and nothing else."""
     if "@" in span:
@@ -66,7 +70,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     tokens = list(_TOKEN.finditer(text))
     # The digits of a phone number or an email address are neither a date nor an amount.
     contacts = [sp for sp in spans if _is_contact(text[sp[0]:sp[1]])]
-    plain = [sp for sp in spans if not any(a < sp[1] and sp[0] < b for a, b in contacts)]
+    plain = [sp for sp in spans if not _overlaps(sp, contacts)]
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in plain}
     periods = {sp: p for sp, p in periods.items() if p is None or 1900 <= p.start.year <= 2199}
     readable_periods = _maximal([sp for sp in plain if periods[sp] is not None])
@@ -120,15 +124,14 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
         elif spec.normalizer == "digits":  # an identifier: digits alone, not a year of a date
             for a, b in _maximal([sp for sp in spans if NORMALIZERS["digits"](text[sp[0]:sp[1]]) is not None
                                   and re.fullmatch(r"[\d\s\-]+", text[sp[0]:sp[1]])
-                                  and not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods + times)]):
+                                  and not _overlaps(sp, readable_periods + times)]):
                 found[text[a:b]] = None
                 found[NORMALIZERS["digits"](text[a:b])] = None
         elif spec.normalizer in ("integer", "time"):
             # Counts and times outside phone numbers; a count is never part of a time, and a time says it
             # is one ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
-            pool = [sp for sp in plain if (spec.normalizer == "integer" and not any(
-                c[0] < sp[1] and sp[0] < c[1] for c in times + readable_periods)) or (
-                spec.normalizer == "time" and _TIME_MARK.search(text[sp[0]:sp[1]]))]
+            pool = [sp for sp in plain if (spec.normalizer == "integer" and not _overlaps(sp, times + readable_periods))
+                    or (spec.normalizer == "time" and _TIME_MARK.search(text[sp[0]:sp[1]]))]
             normalize = NORMALIZERS[spec.normalizer]
             values = {sp: normalize(text[sp[0]:sp[1]]) for sp in pool}
             for sp in _smallest([sp for sp in pool if values[sp] is not None], values):
@@ -137,7 +140,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
         elif spec.normalizer == "amount":
             # Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates.
             for a, b in _maximal([sp for sp in amounts
-                                  if not any(d[0] < sp[1] and sp[0] < d[1] for d in readable_periods)]):
+                                  if not _overlaps(sp, readable_periods)]):
                 found[text[a:b]] = None
                 found[format_amount(parse_amount(text[a:b], whole=True))] = None
         elif spec.normalizer == "choice":
@@ -153,7 +156,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             if spec.normalizer == "person_name":  # never the words of a date, a time or a contact
                 readable = [sp for sp in readable if len(_TOKEN.findall(text[sp[0]:sp[1]])) <= 3
                             and _could_be_name(pack, text, *sp)
-                            and not any(c[0] < sp[1] and sp[0] < c[1] for c in claimed)]
+                            and not _overlaps(sp, claimed)]
             else:
                 readable = _smallest(readable, values)
             for sp in readable:
@@ -173,7 +176,7 @@ def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[
             continue
         if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS
                 or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
-                or any(c[0] < b and a < c[1] for c in claimed)):
+                or _overlaps((a, b), claimed)):
             continue
         phrases.append((a, b))
     return phrases
@@ -205,8 +208,6 @@ def _pack_words(pack: Pack) -> set[str]:
 
 
 COMMON_WORD_ZIPF = 5.0  # a word this frequent in English ("sure", "wrong", "may") is no name in lower case
-
-
 LONE_NAME_ZIPF = 4.0  # a single word opening a sentence is a name only if rarer than this ("Priyanka", not "Haha")
 
 
@@ -348,7 +349,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         return f"{_literal(f'_{predicate}({gid}, ')} {values} {_literal(').' + chr(10))}"
 
     def optional(argument: str, rule: str) -> str:
-        spec = pack.spec.arguments.get(argument) or pack.spec.ir_extra[argument]
+        spec = pack.value_spec(argument)
         forced = spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period"
         return f"({rule})" if fixed and forced else f"({rule})?"
 

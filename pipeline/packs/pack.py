@@ -106,6 +106,10 @@ class Pack(BaseModel):
         names = ["goal", *self.spec.arguments, *self.spec.ir_extra]
         return {f"_{name}": 2 for name in names}
 
+    def value_spec(self, predicate: str) -> ArgumentType | IrExtra:
+        """How an IR predicate's words are read: its argument type, or the period-like fact's."""
+        return self.spec.arguments.get(predicate) or self.spec.ir_extra[predicate]
+
     def requestable_goals(self) -> list[str]:
         """The goals a request may ask for (not the steps of a workflow)."""
         return [name for name, goal in self.spec.goals.items() if not goal.internal]

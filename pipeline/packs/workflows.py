@@ -9,6 +9,7 @@ reference to that step.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from pipeline.packs.pack import Pack
 from pipeline.records import CheckedIR, IRFact
@@ -20,7 +21,7 @@ def step_id(goal_id: str, step: int) -> str:
     return f"{goal_id}s{step}"
 
 
-def workflow_goal_id(goal_id: str, workflow_ids: set[str]) -> str:
+def workflow_goal_id(goal_id: str, workflow_ids: Collection[str]) -> str:
     """The workflow goal a step's id belongs to (`g1s2` -> `g1`), or the id itself."""
     match = _STEP_ID.match(goal_id)
     return match.group("goal") if match and match.group("goal") in workflow_ids else goal_id

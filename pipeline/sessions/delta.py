@@ -82,13 +82,13 @@ class Slot:
 
 def _family(pack: Pack, predicate: str) -> str:
     """What kind of value a predicate takes: dates and periods are one family, names another."""
-    spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
+    spec = pack.value_spec(predicate)
     return {"period": "date", "future_date": "date", "full_name": "person_name"}.get(spec.normalizer, spec.normalizer)
 
 
 def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
     """Whether two wordings read as the same value of a predicate ("1,200" and "1200.00")."""
-    spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
+    spec = pack.value_spec(predicate)
     if spec.normalizer == "future_date":
         da, db = dates.resolve_future_day(a, today), dates.resolve_future_day(b, today)
         if da is not None and db is not None:
@@ -160,7 +160,7 @@ def _closest_slot(pack: Pack, text: str, predicates: list[str]) -> str:
     from pipeline.retrieval.retrievers import embedding_model
 
     def described(predicate: str) -> str:
-        spec = pack.spec.arguments.get(predicate) or pack.spec.ir_extra[predicate]
+        spec = pack.value_spec(predicate)
         return f"{predicate.replace('_', ' ')}: {spec.description}"
 
     vectors = embedding_model().encode([text, *map(described, predicates)], normalize_embeddings=True)

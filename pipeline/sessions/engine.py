@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pipeline.packs.pack import Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
-from pipeline.records import CheckedIR, Plan, Run
+from pipeline.records import CheckedIR, Run
 from pipeline.run import backend_for, run_pipeline
 from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import translate_delta
@@ -100,7 +100,7 @@ class SessionEngine:
             for given in state.goals:
                 given.normalized = {}
             for goal in run.materialized.goals:
-                given = by_id.get(workflow_goal_id(goal.goal_id, set(by_id)))
+                given = by_id.get(workflow_goal_id(goal.goal_id, by_id.keys()))
                 if given is not None:
                     given.normalized.update({a: b.value for a, b in goal.args.items() if b.kind == "value"})
         reply = self._carry_out(state, pack, run, kind, get_executor(self.executor_kind, pack), turn)
@@ -115,16 +115,15 @@ class SessionEngine:
             message = run.failure.message if run.failure else "no plan"
             return Reply(kind="fail", text=message, executed=self._executed(state))
         try:
-            return self._walk(state, pack, run, run.plan, kind, executor, turn)
+            return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
             state.ended = "fail"
             return Reply(kind="fail", text=f"an API call failed: {exc}", executed=self._executed(state))
 
-    def _walk(self, state: SessionState, pack: Pack, run: Run, plan: Plan, kind: str, executor: Executor,
-              turn: int) -> Reply:
+    def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
         executed_at: dict[int, int] = {}  # plan call -> index in state.executed
         result: list[Call] = []
-        for i, call in enumerate(plan.calls):
+        for i, call in enumerate(run.plan.calls):
             missing = [argument for argument, bound in call.args.items() if bound.get_info]
             if missing:
                 return self._ask(state, pack, run, call.goal_id, missing[0], kind)

@@ -177,7 +177,7 @@ def integer(text: str, **_) -> str | None:
     if re.search(r"\d\s*(?::|am\b|pm\b|st\b|nd\b|rd\b|th\b)|[$/]", lowered):
         return None
     counted = re.search(r"([a-z]+|\d+)\s+(?:of us|people|persons|guests|adults)\b", lowered)
-    if counted and parse_number_words(counted.group(1)):  # "six of us, four adults and two kids"
+    if counted and parse_number_words(counted.group(1)):  # "eight of us, five adults and three kids"
         lowered = counted.group(0)
     numbers = {parse_number_words(token) for token in re.findall(r"[a-z]+|\d+", lowered)} - {None}
     numbers = {n for n in numbers if n == n.to_integral_value() and n > 0}
