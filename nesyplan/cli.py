@@ -375,7 +375,8 @@ def _service_errors(function):
 def chat(domain: str = typer.Option("quickbooks", help="domain pack"),
          today: Optional[str] = typer.Option(None, help="date to resolve relative dates against (YYYY-MM-DD)"),
          translator: str = typer.Option("hf", help="hf or openai"),
-         executor: str = typer.Option("simulated", help="how APIs are carried out: simulated"),
+         executor: str = typer.Option("simulated", help="how APIs are carried out: simulated (offline "
+                                                        "outputs) or http (the pack's http bindings)"),
          jsonl: bool = typer.Option(False, "--jsonl", help="each stdin line a JSON string (a user message), "
                                                            "each stdout line one reply object; exits at EOF")) -> None:
     """A conversation that carries the plan out: asks for what is missing, calls the APIs, replans after

@@ -37,6 +37,13 @@ class Settings(BaseSettings):
     restore_interval_s: float = 5.0         # how often workers look for such messages
     stage_time_limit_s: float = 120.0       # hard limit of a symbolic stage in a worker
     warm_up_domains: str = "quickbooks"     # packs a worker loads at start (comma-separated; empty: none)
+    # Conversations: how calls are carried out (`simulated`: offline outputs; `http`: the pack's APIs).
+    session_executor: str = "simulated"
+    http_base_url: str | None = None        # overrides every pack's `http_base_url`
+    http_timeout_s: float = 10.0            # per attempt
+    http_retries: int = 2                   # attempts after the first, on connection errors, timeouts, 5xx
+    session_ttl_s: int = 24 * 3600          # how long the store keeps an idle session
+    session_reply_timeout_s: float = 120.0  # how long POST .../messages waits for the turn's reply
 
 
 @lru_cache(maxsize=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import date
 from typing import Literal
 
@@ -13,6 +14,9 @@ from pydantic import BaseModel, Field
 from pipeline.packs.pack import PackError, load_pack, pack_names
 from pipeline.records import Run
 from pipeline.run import new_run
+from pipeline.sessions.executors import EXECUTORS
+from pipeline.sessions.records import Reply, SessionState
+from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 
 app = FastAPI(title="nesyplan", version="0.1.0",
@@ -55,6 +59,19 @@ def _store():
     return store()
 
 
+def _sessions():
+    from workers.tasks import session_store
+
+    return session_store()
+
+
+def _known_domain(domain: str) -> None:
+    try:
+        load_pack(domain)
+    except PackError as exc:
+        raise HTTPException(status_code=404 if "unknown domain" in str(exc) else 400, detail=str(exc))
+
+
 @app.exception_handler(redis.exceptions.RedisError)
 async def redis_unavailable(_request: Request, exc: redis.exceptions.RedisError) -> JSONResponse:
     return JSONResponse(status_code=503, content={"detail": f"the run store (Redis) is unavailable: {exc}"})
@@ -64,10 +81,7 @@ async def redis_unavailable(_request: Request, exc: redis.exceptions.RedisError)
 def submit_plan(body: PlanRequest) -> Submitted:
     from workers.tasks import enqueue
 
-    try:
-        load_pack(body.domain)
-    except PackError as exc:
-        raise HTTPException(status_code=404 if "unknown domain" in str(exc) else 400, detail=str(exc))
+    _known_domain(body.domain)
     if body.translator is not None and body.translator not in TRANSLATORS:
         raise HTTPException(status_code=400, detail=f"unknown translator {body.translator!r} "
                                                     f"(available: {', '.join(TRANSLATORS)})")
@@ -99,6 +113,71 @@ def get_artifact(run_id: str, name: str) -> str:
     if content is None:
         raise HTTPException(status_code=404, detail=f"run {run_id} has no {name} (yet, or its run ended before)")
     return content
+
+
+class SessionRequest(BaseModel):
+    domain: str = Field("quickbooks", max_length=100)
+    today: date | None = Field(None, description="resolves relative dates; default: the server's today")
+    executor: Literal[tuple(EXECUTORS)] | None = Field(None, description="how the APIs are called; default: "
+                                                                        "NESYPLAN_SESSION_EXECUTOR")
+
+
+class Opened(BaseModel):
+    id: str
+
+
+class Message(BaseModel):
+    text: str = Field(..., min_length=1, max_length=4000, description="the user's message")
+
+
+class SessionView(BaseModel):
+    state: SessionState = Field(description="goals and values given, executed calls, the transcript")
+    queued: int = Field(description="messages received, answered or not")
+    runs: dict[str, Run] = Field(description="each turn's Run (its IR, materialized atoms, PDDL and plan)")
+
+
+@app.post("/v1/sessions", status_code=201, response_model=Opened)
+def open_session(body: SessionRequest) -> Opened:
+    """Open a conversation; its messages go to POST /v1/sessions/{id}/messages."""
+    _known_domain(body.domain)
+    state = SessionState(domain=body.domain, today=(body.today or date.today()).isoformat(),
+                         executor=body.executor or settings().session_executor)
+    _sessions().save(state)
+    return Opened(id=state.id)
+
+
+def _get_session(session_id: str) -> SessionState:
+    state = _sessions().load(session_id) if session_id.isalnum() and len(session_id) <= 64 else None
+    if state is None:
+        raise HTTPException(status_code=404, detail=f"no session {session_id!r} (unknown, or expired)")
+    return state
+
+
+@app.post("/v1/sessions/{session_id}/messages", response_model=Reply, response_model_exclude_none=True)
+def post_message(session_id: str, body: Message) -> Reply:
+    """One user message; the agent's reply once its turn has run. Messages sent at once are answered in
+    the order they arrived, each in the context the one before left."""
+    from workers.tasks import enqueue_message
+
+    if _get_session(session_id).ended:
+        raise HTTPException(status_code=409, detail=f"session {session_id} has ended")
+    turn = enqueue_message(session_id, body.text)
+    deadline = time.monotonic() + settings().session_reply_timeout_s
+    while time.monotonic() < deadline:
+        state = _sessions().load(session_id)
+        if state is not None and len(state.turns) > turn:
+            return state.turns[turn].reply
+        time.sleep(0.05)
+    raise HTTPException(status_code=504, detail=f"turn {turn} is still running: GET /v1/sessions/{session_id} "
+                                                f"shows its reply when it is done")
+
+
+@app.get("/v1/sessions/{session_id}", response_model=SessionView)
+def get_session(session_id: str) -> SessionView:
+    state = _get_session(session_id)
+    runs = {turn.run_id: _store().load(turn.run_id) for turn in state.turns if turn.run_id}
+    return SessionView(state=state, queued=_sessions().queued(session_id),
+                       runs={run_id: run for run_id, run in runs.items() if run is not None})
 
 
 @app.get("/v1/domains")

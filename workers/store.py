@@ -1,19 +1,27 @@
-"""The Run store: every Run record in Redis, written after every stage, kept for a TTL."""
+"""The stores in Redis: every Run record (written after every stage) and every session (its state, its
+inbox of messages in arrival order, and each turn's translation between the turn's two tasks), each kept
+for a TTL."""
 
 from __future__ import annotations
 
 import redis
 
 from pipeline.records import Run
+from pipeline.sessions.records import SessionState, TurnInput
 from pipeline.settings import settings
 
 KEY_PREFIX = "nesyplan:run:"
+SESSION_PREFIX = "nesyplan:session:"
+
+
+def _client(url: str | None) -> redis.Redis:
+    return redis.Redis.from_url(url or settings().redis_url, socket_connect_timeout=2, socket_timeout=5,
+                                health_check_interval=10)
 
 
 class RunStore:
     def __init__(self, url: str | None = None, ttl_s: int | None = None):
-        self.client = redis.Redis.from_url(url or settings().redis_url, socket_connect_timeout=2,
-                                           socket_timeout=5, health_check_interval=10)
+        self.client = _client(url)
         self.ttl_s = ttl_s or settings().run_ttl_s
 
     def save(self, run: Run) -> None:
@@ -25,3 +33,57 @@ class RunStore:
 
     def ping(self) -> bool:
         return bool(self.client.ping())
+
+
+class SessionStore:
+    """`<prefix><id>`: the state; `:inbox`: the messages, a list whose index is the turn; `:turn:<i>`: the
+    translated turn waiting for its symbolic half; `:lock`: held while a turn's state is written."""
+
+    def __init__(self, url: str | None = None, ttl_s: int | None = None):
+        self.client = _client(url)
+        self.ttl_s = ttl_s or settings().session_ttl_s
+
+    def _key(self, session_id: str, *parts: str) -> str:
+        return ":".join([SESSION_PREFIX + session_id, *parts])
+
+    def save(self, state: SessionState) -> None:
+        with self.client.pipeline() as pipe:  # the whole session lives (and expires) together
+            pipe.set(self._key(state.id), state.model_dump_json(), ex=self.ttl_s)
+            pipe.expire(self._key(state.id, "inbox"), self.ttl_s)
+            pipe.execute()
+
+    def load(self, session_id: str) -> SessionState | None:
+        data = self.client.get(self._key(session_id))
+        return SessionState.model_validate_json(data) if data else None
+
+    def post(self, session_id: str, message: str) -> int:
+        """Queue a message; its turn number (messages to one session are turns in arrival order)."""
+        key = self._key(session_id, "inbox")
+        with self.client.pipeline() as pipe:
+            pipe.rpush(key, message)
+            pipe.expire(key, self.ttl_s)
+            length, _ = pipe.execute()
+        return length - 1
+
+    def message(self, session_id: str, turn: int) -> str | None:
+        data = self.client.lindex(self._key(session_id, "inbox"), turn)
+        return data.decode() if data is not None else None
+
+    def queued(self, session_id: str) -> int:
+        return self.client.llen(self._key(session_id, "inbox"))
+
+    def save_translation(self, session_id: str, turn_input: TurnInput) -> None:
+        self.client.set(self._key(session_id, "turn", str(turn_input.turn)), turn_input.model_dump_json(),
+                        ex=self.ttl_s)
+
+    def load_translation(self, session_id: str, turn: int) -> TurnInput | None:
+        data = self.client.get(self._key(session_id, "turn", str(turn)))
+        return TurnInput.model_validate_json(data) if data else None
+
+    def drop_translation(self, session_id: str, turn: int) -> None:
+        self.client.delete(self._key(session_id, "turn", str(turn)))
+
+    def lock(self, session_id: str, timeout_s: float = 300):
+        """Held while a turn's symbolic half writes the state (a redelivered copy of it waits, then sees the
+        turn done); expires by itself if its holder is killed."""
+        return self.client.lock(self._key(session_id, "lock"), timeout=timeout_s, blocking_timeout=timeout_s)

@@ -1,4 +1,5 @@
-"""One Celery task per stage; a request is a chain of them over its Run record in the store."""
+"""One Celery task per stage; a request is a chain of them over its Run record in the store. A session's
+turn is a chain of two: its translation (queue `llm`) and its symbolic half (plan and carry out)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from pipeline.records import Failure, Run
 from pipeline.run import ALL_STAGES, run_stage, stages_of, warm_up
 from pipeline.settings import settings
 from workers.celery_app import app
-from workers.store import RunStore
+from pipeline.sessions.engine import SessionEngine
+from workers.store import RunStore, SessionStore
 
 log = logging.getLogger(__name__)
 _store: RunStore | None = None
+_sessions: SessionStore | None = None
+TURN_WAIT_S = 0.1           # a turn whose earlier turn is still running looks again after this long
+TURN_WAIT_RETRIES = 3000    # ... this many times (5 minutes)
 WORKER_QUEUES_ENV = "NESYPLAN_WORKER_QUEUES"  # set by `nesyplan worker`: what this worker's processes serve
 
 # Transient: the store or broker went away for a moment. Domain errors never raise (they end the run).
@@ -29,6 +34,13 @@ def store() -> RunStore:
     if _store is None:
         _store = RunStore()
     return _store
+
+
+def session_store() -> SessionStore:
+    global _sessions
+    if _sessions is None:
+        _sessions = SessionStore()
+    return _sessions
 
 
 @worker_process_init.connect
@@ -80,3 +92,57 @@ def enqueue(run: Run) -> None:
     """Store the run as queued and send its chain of stages (translation on `llm`, the rest `symbolic`)."""
     store().save(run)
     chain(*(STAGE_TASKS[stage].si(run.id) for stage in stages_of(run))).apply_async()
+
+
+def _engine() -> SessionEngine:
+    return SessionEngine(settings().translator)
+
+
+@app.task(name="nesyplan.session_translate", bind=True, autoretry_for=TRANSIENT, retry_backoff=True,
+          retry_backoff_max=30, max_retries=8, soft_time_limit=settings().stage_time_limit_s * 3,
+          time_limit=settings().stage_time_limit_s * 3 + 10)
+def session_translate(self, session_id: str, turn: int) -> list | None:
+    """The LLM half of a turn. It waits for the turn before it: the question that turn asks is this
+    message's context, so two messages sent at once are read one after the other, never interleaved."""
+    sessions = session_store()
+    state = sessions.load(session_id)
+    if state is None:
+        log.error("session %s is not in the store (expired?): turn %d skipped", session_id, turn)
+        return None
+    if len(state.turns) > turn or sessions.load_translation(session_id, turn) is not None:
+        return [session_id, turn]  # a redelivered message: this half is done
+    if len(state.turns) < turn:
+        raise self.retry(countdown=TURN_WAIT_S, max_retries=TURN_WAIT_RETRIES)
+    sessions.save_translation(session_id, _engine().translate(state, sessions.message(session_id, turn)))
+    return [session_id, turn]
+
+
+@app.task(name="nesyplan.session_advance", autoretry_for=TRANSIENT, retry_backoff=True, retry_backoff_max=30,
+          max_retries=8, soft_time_limit=settings().stage_time_limit_s * 2,
+          time_limit=settings().stage_time_limit_s * 2 + 10)
+def session_advance(ref: list | None) -> None:
+    """The symbolic half: apply, plan, carry out; the state and the turn's Run are stored together."""
+    if ref is None:
+        return
+    session_id, turn = ref
+    sessions = session_store()
+    with sessions.lock(session_id):
+        state = sessions.load(session_id)
+        if state is None or len(state.turns) > turn:
+            return
+        turn_input = sessions.load_translation(session_id, turn)
+        if turn_input is None:
+            log.error("session %s: turn %d has no translation", session_id, turn)
+            return
+        _, run = _engine().advance(state, turn_input)
+        if run is not None:
+            store().save(run)
+        sessions.save(state)
+        sessions.drop_translation(session_id, turn)
+
+
+def enqueue_message(session_id: str, message: str) -> int:
+    """Queue a user message of a session; its turn number."""
+    turn = session_store().post(session_id, message)
+    chain(session_translate.si(session_id, turn), session_advance.s()).apply_async()
+    return turn

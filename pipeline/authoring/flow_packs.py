@@ -96,6 +96,7 @@ class PdlNode(BaseModel):
     precondition: list[str] = []   # nodes that must come first
     request: list[str] = []        # API nodes: the slots / responses the call takes
     response: list[str] = []       # API nodes: what the call returns
+    http: dict | None = None       # API nodes: how the `http` executor calls it (packs.pack.HttpBinding)
 
 
 class PdlWorkflow(BaseModel):
@@ -110,6 +111,7 @@ class PdlWorkflow(BaseModel):
     answers: list[PdlNode] = []
     procedure: str = ""
     out_of_scope: list[str] = []   # near requests the workflow does not serve (a flight, a loan)
+    http_base_url: str | None = None  # where its APIs are served, for the `http` executor
 
 
 def _camel(name: str) -> str:

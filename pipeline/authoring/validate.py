@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 from pathlib import Path
 
 from clingo import ast
@@ -66,6 +67,13 @@ def _check_spec(pack: Pack) -> list[Problem]:
                 report(f"apis.{api_name}", f"api {api_name} takes argument {argument!r}, which has no type")
         if not any(g.api == api_name for g in spec.goals.values()):
             report(f"apis.{api_name}", f"api {api_name} is the api of no goal")
+        if api.http is not None:
+            named = [*api.http.body.values(), *api.http.query.values(),
+                     *(f for _, f, _, _ in string.Formatter().parse(api.http.path) if f)]
+            for argument in named:
+                if argument not in api.arguments:
+                    report(f"apis.{api_name}.http", f"api {api_name}: http names {argument!r}, which is not "
+                                                    f"one of its arguments ({', '.join(api.arguments)})")
     for arg_name, arg in spec.arguments.items():
         key = f"arguments.{arg_name}"
         if arg.normalizer not in NORMALIZERS:

@@ -49,7 +49,8 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
             raise FlowSpecError(f"{workflow.domain}: API {api.name} takes {', '.join(unknown)}, which no slot "
                                 f"gives and no API returns")
     order = _order(workflow)
-    apis = {api.name: {"arguments": list(api.request), "produces": api.response[0], "description": api.description}
+    apis = {api.name: {"arguments": list(api.request), "produces": api.response[0], "description": api.description,
+                       **({"http": api.http} if api.http else {})}
             for api in workflow.apis}
     arguments = {}
     for name, slot in slots.items():
@@ -68,7 +69,8 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
     for api in workflow.apis:
         goals[f"step_{api.name}"] = {"api": api.name, "description": api.description, "internal": True}
     return {"name": workflow.domain, "description": (workflow.description + "\n" + workflow.procedure).strip(),
-            "max_goals": 1, "out_of_scope": workflow.out_of_scope, "goals": goals, "apis": apis, "arguments": arguments, "errors": dict(GENERIC_ERRORS)}
+            "max_goals": 1, "out_of_scope": workflow.out_of_scope, "goals": goals, "apis": apis, "arguments": arguments,
+            "errors": dict(GENERIC_ERRORS), **({"http_base_url": workflow.http_base_url} if workflow.http_base_url else {})}
 
 
 def make_workflow_pack(root: Path, workflow: PdlWorkflow, source: str) -> dict[str, Path]:

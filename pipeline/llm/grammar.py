@@ -199,11 +199,15 @@ actually wait sorry oh hmm um uh btw instead anyway well of""".split())
 
 
 def _pack_words(pack: Pack) -> set[str]:
-    """The words the pack itself uses (its goals' and arguments' descriptions and examples)."""
+    """The words the pack itself uses (its goals' and arguments' descriptions and examples; not the names
+    inside an example: "The Oak Room" in "get me a reservation at The Oak Room" is a value)."""
     if not hasattr(pack, "_words"):
-        texts = [g.description + " " + " ".join(g.examples) for g in pack.spec.goals.values()]
+        texts = [g.description for g in pack.spec.goals.values()]
         texts += [a.description for a in pack.spec.arguments.values()]
-        object.__setattr__(pack, "_words", {w.lower() for t in texts for w in _TOKEN.findall(t)})
+        words = {w.lower() for t in texts for w in _TOKEN.findall(t)}
+        for example in (e for g in pack.spec.goals.values() for e in g.examples):
+            words |= {w.lower() for i, w in enumerate(_TOKEN.findall(example)) if i == 0 or not w[:1].isupper()}
+        object.__setattr__(pack, "_words", words)
     return pack._words
 
 

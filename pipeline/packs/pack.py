@@ -10,6 +10,7 @@ import os
 import re
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -42,10 +43,21 @@ class Goal(BaseModel):
     internal: bool = Field(False, description="one step of a workflow goal: never asked for by itself")
 
 
+class HttpBinding(BaseModel):
+    """How the `http` executor carries an API out: a request under the pack's base URL; the call's output
+    is one field of the JSON answer."""
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    path: str = Field(description="URL path; `{argument}` is replaced by that argument's value")
+    body: dict[str, str] = Field({}, description="JSON body field -> argument (POST, PUT, PATCH)")
+    query: dict[str, str] = Field({}, description="query parameter -> argument")
+    output: str = Field(description="the field of the JSON answer that is the call's output")
+
+
 class Api(BaseModel):
     arguments: list[str] = []
     produces: str
     description: str = ""
+    http: HttpBinding | None = None
 
 
 class ArgumentType(BaseModel):
@@ -78,6 +90,8 @@ class PackSpec(BaseModel):
                                     "payment, a refund): a clause closer to one of these than to every goal "
                                     "asks for nothing here")
     flow: dict | None = Field(None, description="flow packs: the APIs and each goal's (intent's) flow steps")
+    http_base_url: str | None = Field(None, description="where the `http` executor sends the APIs' requests "
+                                                          "(NESYPLAN_HTTP_BASE_URL overrides it)")
     max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
                                                       "conversation follows one flow)")
 

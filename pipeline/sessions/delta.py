@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from pipeline.llm.grammar import _asp_string, _literal, _naming_words, value_candidates
+from pipeline.llm.grammar import _FUNCTION_WORDS, _TOKEN, _asp_string, _literal, _naming_words, value_candidates
 from pipeline.llm.prompt import goal_arguments
 from pipeline.packs.pack import Pack
 from pipeline.sessions.records import SessionState
@@ -169,6 +169,12 @@ def _closest_slot(pack: Pack, text: str, predicates: list[str]) -> str:
     return predicates[int(scores.argmax())]
 
 
+def _bare_answer(text: str, values: list[str]) -> bool:
+    """Whether the message is one of the values and nothing more (function words and punctuation aside)."""
+    words = {w.lower() for w in _TOKEN.findall(text)} - _FUNCTION_WORDS
+    return bool(words) and any(words <= {w.lower() for w in _TOKEN.findall(v)} for v in values)
+
+
 def _has_value(pack: Pack, given, predicate: str) -> bool:
     """Whether the goal has this predicate's value, or one that gives or is given with it (a full name)."""
     extra = pack.spec.ir_extra.get(predicate)
@@ -208,7 +214,9 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         else:
             values = fresh(pending_goal, pending_arg)
             free = _family(pack, pending_arg) in FREE_FAMILIES
-            if values and free:
+            if values and free and _bare_answer(text, values):
+                free = False  # nothing but a value ("The Oak Room"): it answers the question asked
+            elif values and free:
                 # Free words may answer the question or fill another free slot ("put it under Maya Kim"
                 # asked for the restaurant): the slot whose description the message is closest to.
                 others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)]

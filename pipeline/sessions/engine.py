@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from pipeline.packs.pack import Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
-from pipeline.records import CheckedIR, Run
-from pipeline.run import backend_for, run_pipeline
+from pipeline.records import CheckedIR, Run, StageError
+from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, get_executor
-from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn
+from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn, TurnInput
 
 
 def goals_from_ir(checked: CheckedIR, turn: int) -> list[Given]:
@@ -70,30 +70,67 @@ def apply_delta(pack: Pack, state: SessionState, facts: list[tuple[str, str, str
 
 
 class SessionEngine:
-    """Runs sessions of one translator and one executor kind."""
+    """Runs sessions of one translator and one executor kind. A turn is two halves, so that a queue can
+    run them on different workers: `translate` (the LLM: the opening's IR, or a later message's delta) and
+    `advance` (symbolic: apply, plan the whole state, carry the plan out). `reply` does both."""
 
     def __init__(self, translator: str = "hf", executor: str = "simulated"):
         self.translator, self.executor_kind = translator, executor
 
     def open(self, domain: str, today: str) -> SessionState:
         load_pack(domain)  # an unknown domain fails here, before any message
-        return SessionState(domain=domain, today=today)
+        return SessionState(domain=domain, today=today, executor=self.executor_kind)
 
     def reply(self, state: SessionState, message: str) -> Reply:
         """Handle one user message: update the state in place and return the agent's reply."""
-        if state.ended:
-            return state.turns[-1].reply
-        pack = load_pack(state.domain)
+        return self.advance(state, self.translate(state, message))[0]
+
+    def translate(self, state: SessionState, message: str) -> TurnInput:
+        """The LLM half of a turn. Reads the state, never changes it."""
         turn = len(state.turns)
+        if state.ended:
+            return TurnInput(turn=turn, message=message)
         if not state.goals:
-            run = run_pipeline(message, state.domain, state.today, translator=self.translator)
-            if run.checked_ir is not None:  # the goals as asked for (a workflow goal, not its steps)
-                state.goals = goals_from_ir(check_ir(run.ir, pack), turn)
+            run = new_run(message, state.domain, state.today, translator=self.translator)
+            return TurnInput(turn=turn, message=message, opening=run_stage(run, "translate"))
+        try:
+            delta = translate_delta(load_pack(state.domain), state, message, backend_for(self.translator))
+        except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
+            return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
+        return TurnInput(turn=turn, message=message, facts=delta.facts, delta_ir=delta.raw)
+
+    def advance(self, state: SessionState, turn_input: TurnInput) -> tuple[Reply, Run | None]:
+        """The symbolic half: write the turn's facts into the state, plan it again and carry the plan out
+        up to its next question or its end. The turn is appended to the state; returns the reply and the
+        Run that planned it."""
+        if turn_input.turn != len(state.turns):
+            raise ValueError(f"turn {turn_input.turn} given to a session at turn {len(state.turns)}")
+        if state.ended:  # a message after the end (sent before the end was known) gets the end again
+            reply = Reply(kind=state.ended, text="This conversation has ended.", executed=self._executed(state))
+            state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
+            return reply, None
+        if turn_input.error is not None:  # nothing changes; the question stands
+            last = state.turns[-1].reply
+            reply = last.model_copy(update={"text": f"Sorry, I could not process that message "
+                                                    f"({turn_input.error}). {last.text}"})
+            state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
+            return reply, None
+        pack = load_pack(state.domain)
+        turn = turn_input.turn
+        if turn_input.opening is not None:
+            run = turn_input.opening
             kind, delta_ir = "opening", run.ir or ""
+            if run.ir is not None and run.status != "failed":
+                try:  # the goals as asked for (a workflow goal, not its steps); the check stage reports errors
+                    state.goals = goals_from_ir(check_ir(run.ir, pack), turn)
+                    run.ir = state.ir()  # what goals_from_ir dropped (one span given twice) is not planned
+                except StageError:
+                    pass
+            for stage in SYMBOLIC_STAGES:
+                run_stage(run, stage, pack)
         else:
-            delta = translate_delta(pack, state, message, backend_for(self.translator))
-            kind = apply_delta(pack, state, delta.facts, turn)
-            delta_ir = delta.raw
+            kind = apply_delta(pack, state, turn_input.facts, turn)
+            delta_ir = turn_input.delta_ir
             run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
         if run.materialized is not None:
             by_id = {g.goal_id: g for g in state.goals}
@@ -103,18 +140,18 @@ class SessionEngine:
                 given = by_id.get(workflow_goal_id(goal.goal_id, by_id.keys()))
                 if given is not None:
                     given.normalized.update({a: b.value for a, b in goal.args.items() if b.kind == "value"})
-        reply = self._carry_out(state, pack, run, kind, get_executor(self.executor_kind, pack), turn)
-        state.turns.append(Turn(message=message, delta_ir=delta_ir, kind=kind, reply=reply, run_id=run.id))
-        return reply
+        reply = self._carry_out(state, pack, run, kind, turn)
+        state.turns.append(Turn(message=turn_input.message, delta_ir=delta_ir, kind=kind, reply=reply, run_id=run.id))
+        return reply, run
 
     # --- carrying the plan out --------------------------------------------------------------------
-    def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor,
-                   turn: int) -> Reply:
+    def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, turn: int) -> Reply:
         if run.failure is not None or run.plan is None:
             state.ended = "fail"
             message = run.failure.message if run.failure else "no plan"
             return Reply(kind="fail", text=message, executed=self._executed(state))
         try:
+            executor = get_executor(state.executor, pack, session_id=state.id)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
             state.ended = "fail"

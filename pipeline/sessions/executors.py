@@ -1,13 +1,25 @@
-"""API execution behind one interface. `simulated`: deterministic outputs from the call itself (an id
-made from the API and its arguments), so demos and tests run offline and a repeated call returns the same."""
+"""API execution behind one interface.
+
+`simulated`: deterministic outputs from the call itself (an id made from the API and its arguments), so
+demos and tests run offline and a repeated call returns the same.
+`http`: each API as the pack declares it (`apis.<name>.http`: method, path template, body and query
+mapping, the answer's output field). Connection errors, timeouts and 5xx answers are retried with
+backoff, every attempt of one call carrying the same `Idempotency-Key` (the session and the call), so a
+server that honours it writes once; a call that still fails raises ExecutionError with the API's words.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Protocol
+from urllib.parse import quote  # a value is one path segment: a slash in it stays inside
+
+import httpx
 
 from pipeline.packs.pack import Pack
+from pipeline.settings import settings
 
 
 class ExecutionError(Exception):
@@ -21,20 +33,94 @@ class Executor(Protocol):
         """Carry out one call with its arguments' values (outputs of earlier calls already substituted)."""
 
 
+def _call_digest(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
 class SimulatedExecutor:
     name = "simulated"
 
-    def __init__(self, pack: Pack):
+    def __init__(self, pack: Pack, session_id: str = ""):
         self.pack = pack
 
     def call(self, api: str, args: dict[str, str]) -> str:
         if api not in self.pack.spec.apis:
             raise ExecutionError(f"{api} is not an API of {self.pack.name}")
-        digest = hashlib.sha256(json.dumps([api, args], sort_keys=True).encode()).hexdigest()[:8]
-        return f"{self.pack.spec.apis[api].produces or api}-{digest}"
+        return f"{self.pack.spec.apis[api].produces or api}-{_call_digest(api, args)[:8]}"
 
 
-def get_executor(kind: str, pack: Pack) -> Executor:
-    if kind == "simulated":
-        return SimulatedExecutor(pack)
-    raise ValueError(f"unknown executor {kind!r} (simulated)")
+class HttpExecutor:
+    name = "http"
+    RETRY_STATUSES = range(500, 600)
+
+    def __init__(self, pack: Pack, session_id: str = "", base_url: str | None = None,
+                 timeout_s: float | None = None, retries: int | None = None, backoff_s: float = 0.2):
+        s = settings()
+        self.pack, self.session_id = pack, session_id
+        self.base_url = base_url or s.http_base_url or pack.spec.http_base_url
+        if not self.base_url:
+            raise ExecutionError(f"pack {pack.name} has no http_base_url (set it, or NESYPLAN_HTTP_BASE_URL)")
+        self.timeout_s = timeout_s if timeout_s is not None else s.http_timeout_s
+        self.retries = retries if retries is not None else s.http_retries
+        self.backoff_s = backoff_s
+
+    def call(self, api: str, args: dict[str, str]) -> str:
+        spec = self.pack.spec.apis.get(api)
+        if spec is None or spec.http is None:
+            raise ExecutionError(f"{api} has no http binding in pack {self.pack.name}")
+        binding = spec.http
+        request = {
+            "method": binding.method,
+            "url": self.base_url.rstrip("/") + binding.path.format(**{k: quote(v, safe="") for k, v in args.items()}),
+            "params": {name: args[argument] for name, argument in binding.query.items()},
+            "headers": {"Idempotency-Key": _call_digest(self.session_id, api, args)[:32]},
+        }
+        if binding.method in ("POST", "PUT", "PATCH"):
+            request["json"] = {name: args[argument] for name, argument in binding.body.items()}
+        answer = self._send(api, request)
+        try:
+            return str(answer.json()[binding.output])
+        except (ValueError, KeyError, TypeError):
+            raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}") from None
+
+    def _send(self, api: str, request: dict) -> httpx.Response:
+        problem = ""
+        with httpx.Client(timeout=self.timeout_s) as client:
+            for attempt in range(self.retries + 1):
+                if attempt:
+                    time.sleep(self.backoff_s * 2 ** (attempt - 1))
+                try:
+                    answer = client.request(**request)
+                except httpx.TimeoutException:
+                    problem = f"no answer within {self.timeout_s:g} s"
+                    continue
+                except httpx.TransportError as exc:
+                    problem = f"cannot reach {request['url']}: {type(exc).__name__}"
+                    continue
+                if answer.status_code in self.RETRY_STATUSES:
+                    problem = f"HTTP {answer.status_code}: {_message(answer)}"
+                    continue
+                if answer.status_code >= 400:  # the API refused the call: asking again would not help
+                    raise ExecutionError(f"{api} refused: HTTP {answer.status_code}: {_message(answer)}")
+                return answer
+        raise ExecutionError(f"{api} failed after {self.retries + 1} attempts: {problem}")
+
+
+def _message(answer: httpx.Response) -> str:
+    """What the API said: FastAPI-style `detail`, else the start of the body."""
+    try:
+        body = answer.json()
+        if isinstance(body, dict) and "detail" in body:
+            return str(body["detail"])[:300]
+    except ValueError:
+        pass
+    return answer.text[:300] or answer.reason_phrase
+
+
+EXECUTORS = {"simulated": SimulatedExecutor, "http": HttpExecutor}
+
+
+def get_executor(kind: str, pack: Pack, session_id: str = "") -> Executor:
+    if kind not in EXECUTORS:
+        raise ExecutionError(f"unknown executor {kind!r} ({', '.join(EXECUTORS)})")
+    return EXECUTORS[kind](pack, session_id=session_id)

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pipeline.records import IRFact
+from pipeline.records import IRFact, Run
 
 # A call's argument: a value (normalised), or {"ref": i}, the output of executed[i] (or result[i]).
 ArgValue = str | dict[str, int]
@@ -50,10 +50,21 @@ class Turn(BaseModel):
     run_id: str | None = Field(None, description="the Run that planned this turn")
 
 
+class TurnInput(BaseModel):
+    """What the LLM half of a turn made of a message; the symbolic half applies it to the state."""
+    turn: int = Field(description="the message's place in the session (0: the opening)")
+    message: str
+    opening: Run | None = Field(None, description="the opening: its Run, translated")
+    facts: list[tuple[str, str, str]] = Field([], description="a later message: (goal id, predicate, words)")
+    delta_ir: str = ""
+    error: str | None = Field(None, description="the message could not be translated (the LLM failed)")
+
+
 class SessionState(BaseModel):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     domain: str
     today: str
+    executor: str = Field("simulated", description="how calls are carried out: simulated or http")
     goals: list[Given] = []
     executed: list[ExecutedCall] = []
     pending: tuple[str, str] | None = Field(None, description="(goal id, argument) the agent asked for")
