@@ -422,15 +422,23 @@ def chat(domain: str = typer.Option("quickbooks", help="domain pack"),
 def eval_sessions(dataset: Path = typer.Option(..., exists=True, dir_okay=False, help="scenarios (.jsonl)"),
                   translator: str = typer.Option("hf", help="hf or openai"),
                   limit: Optional[int] = typer.Option(None, help="only the first N scenarios"),
+                  agent: str = typer.Option("pipeline", help="pipeline (planner and controllers) or llm (the "
+                                                             "same model choosing each action, ReAct-style)"),
+                  json_grammar: bool = typer.Option(True, help="--agent llm: constrain its actions to JSON "
+                                                               "with the pack's API and parameter names"),
                   json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Play the sessions benchmark's simulated user against the agent; print its metrics by domain and by
     event kind."""
     from pipeline.evaluation.datasets import load_dataset
     from pipeline.evaluation.sessions import report, score_session, simulate
     from pipeline.sessions.engine import SessionEngine
+    from pipeline.sessions.react import ReactAgent
 
     scenarios = load_dataset(dataset)[:limit]
-    engine = SessionEngine(translator)
+    if agent not in ("pipeline", "llm"):
+        err_console.print(f"[red]unknown agent {escape(agent)!r} (pipeline, llm)[/]")
+        raise typer.Exit(2)
+    engine = SessionEngine(translator) if agent == "pipeline" else ReactAgent(translator, json_grammar=json_grammar)
     results = []
     with Progress(TextColumn("sessions"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=err_console, transient=True) as progress:
@@ -442,9 +450,11 @@ def eval_sessions(dataset: Path = typer.Option(..., exists=True, dir_okay=False,
                 err_console.print(f"[red]{escape(scenario['id'])}: {escape(str(exc))}[/]")
                 raise typer.Exit(2)
             transcript = simulate(scenario, lambda m: engine.reply(state, m).model_dump(exclude_none=True))
-            results.append(score_session(scenario, transcript))
+            preconditions = {name: api.after for name, api in load_pack(scenario["domain"]).spec.apis.items()}
+            results.append(score_session(scenario, transcript, preconditions))
             progress.advance(task)
-    summary = {**report(results), "dataset": str(dataset), "agent": "pipeline", "translator": translator}
+    summary = {**report(results), "dataset": str(dataset), "agent": agent, "translator": translator,
+               **({"json_grammar": json_grammar} if agent == "llm" else {})}
     if json_out:
         print(json.dumps(summary, indent=2))
         return

@@ -67,6 +67,9 @@ def _check_spec(pack: Pack) -> list[Problem]:
                 report(f"apis.{api_name}", f"api {api_name} takes argument {argument!r}, which has no type")
         if not any(g.api == api_name for g in spec.goals.values()):
             report(f"apis.{api_name}", f"api {api_name} is the api of no goal")
+        for before in api.after:
+            if before not in spec.apis:
+                report(f"apis.{api_name}.after", f"api {api_name} comes after unknown api {before!r}")
         if api.http is not None:
             named = [*api.http.body.values(), *api.http.query.values(),
                      *(f for _, f, _, _ in string.Formatter().parse(api.http.path) if f)]

@@ -49,7 +49,9 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
             raise FlowSpecError(f"{workflow.domain}: API {api.name} takes {', '.join(unknown)}, which no slot "
                                 f"gives and no API returns")
     order = _order(workflow)
+    api_names = {api.name for api in workflow.apis}
     apis = {api.name: {"arguments": list(api.request), "produces": api.response[0], "description": api.description,
+                       **({"after": [n for n in api.precondition if n in api_names]} if api.precondition else {}),
                        **({"http": api.http} if api.http else {})}
             for api in workflow.apis}
     arguments = {}

@@ -57,6 +57,7 @@ class Api(BaseModel):
     arguments: list[str] = []
     produces: str
     description: str = ""
+    after: list[str] = Field([], description="APIs that must have run before this one (a PDL precondition)")
     http: HttpBinding | None = None
 
 

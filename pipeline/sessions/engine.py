@@ -10,19 +10,22 @@ saying why.
 
 from __future__ import annotations
 
+import re
+
 from pipeline.packs.pack import Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import translate_delta
+from pipeline.sessions.delta import FREE_FAMILIES, _family, translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, get_executor
 from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn, TurnInput
 
 
-def goals_from_ir(checked: CheckedIR, turn: int) -> list[Given]:
-    """The session's goals from an opening's IR; words given for two arguments of one goal ("Bella Notte"
-    as the restaurant and the contact name) stay with the first: one span is one value."""
+def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
+    """The session's goals from an opening's IR. One span is one value: words given for two arguments of
+    one goal ("Bella Notte" as the restaurant and the contact name) stay with the first, and a name or
+    free text inside another of the goal's values ("Petit Jardin" of "Le Petit Jardin") is no value."""
     goals: dict[str, Given] = {}
     for fact in checked.facts:
         if fact.predicate == "_goal":
@@ -36,7 +39,16 @@ def goals_from_ir(checked: CheckedIR, turn: int) -> list[Given]:
         elif str(fact.arguments[1]) not in goals[gid].values.values():
             goals[gid].values[predicate] = str(fact.arguments[1])
             goals[gid].turns[predicate] = turn
+    for given in goals.values():
+        for predicate, words in list(given.values.items()):
+            if _family(pack, predicate) in FREE_FAMILIES and any(
+                    _inside(words, other) for name, other in given.values.items() if name != predicate):
+                del given.values[predicate], given.turns[predicate]
     return list(goals.values())
+
+
+def _inside(words: str, other: str) -> bool:
+    return len(words) < len(other) and re.search(rf"(?<!\w){re.escape(words.lower())}(?!\w)", other.lower()) is not None
 
 
 def apply_delta(pack: Pack, state: SessionState, facts: list[tuple[str, str, str]], turn: int) -> str:
@@ -122,7 +134,7 @@ class SessionEngine:
             kind, delta_ir = "opening", run.ir or ""
             if run.ir is not None and run.status != "failed":
                 try:  # the goals as asked for (a workflow goal, not its steps); the check stage reports errors
-                    state.goals = goals_from_ir(check_ir(run.ir, pack), turn)
+                    state.goals = goals_from_ir(check_ir(run.ir, pack), turn, pack)
                     run.ir = state.ir()  # what goals_from_ir dropped (one span given twice) is not planned
                 except StageError:
                     pass
@@ -178,6 +190,10 @@ class SessionEngine:
         for j, done in enumerate(state.executed):
             if done.api == api and done.args == args:
                 return j
+        missing = [before for before in load_pack(state.domain).spec.apis[api].after
+                   if not any(done.api == before for done in state.executed)]
+        if missing:  # the controller's check against the pack's dependency graph
+            raise ExecutionError(f"{api} may not run before {', '.join(missing)}")
         values = {}
         for argument, value in args.items():
             if isinstance(value, dict):

@@ -111,3 +111,15 @@ def test_a_workflow_runs_no_api_before_the_calls_it_needs_even_when_the_user_jum
     assert executed[2]["args"] == {"availability_id": {"ref": 1}, "contact_name": "Maya Lindgren",
                                    "contact_phone": "312-555-0147"}
     assert set(state.asked) == {"restaurant_name"}  # asked again after the jump, nothing else
+
+
+def test_the_controller_refuses_a_call_before_its_pdl_precondition(engine):
+    from pipeline.sessions.executors import ExecutionError, SimulatedExecutor
+    from pipeline.packs.pack import load_pack
+
+    state = engine.open("restaurant_reservation", TODAY)
+    executor = SimulatedExecutor(load_pack("restaurant_reservation"))
+    with pytest.raises(ExecutionError, match="book_table may not run before check_availability"):
+        engine._run_once(state, "book_table", {"availability_id": "a1", "contact_name": "Ana Lopez",
+                                               "contact_phone": "617-555-0199"}, executor, 0)
+    assert state.executed == []
