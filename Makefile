@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup setup-gemma demo test lint eval clean
+.PHONY: setup setup-gemma demo test lint eval fuzz load clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,15 @@ lint: setup
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# A long fuzzing campaign (make test runs the same properties with a short budget); prints examples per target.
+fuzz: setup
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz --hypothesis-show-statistics
+
+# locust against the API and two symbolic workers on the local Redis: 10,000 requests, then every run followed.
+load: setup
+	$(BIN)/python -m pip install --quiet -e ".[load]"
+	$(BIN)/python tests/load/run_load.py --requests 10000 --users 20
 
 eval: setup
 	$(BIN)/nesyplan eval --domain quickbooks --dataset ../shared/benchmark/quickbooks/dev.jsonl --translator oracle

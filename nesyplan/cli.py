@@ -490,9 +490,27 @@ def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work 
 
 @app.command()
 def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000)) -> None:
-    """Serve the HTTP API (OpenAPI at /docs)."""
+    """Serve the HTTP API (OpenAPI at /docs). Without API keys (NESYPLAN_API_KEYS or
+    NESYPLAN_API_KEYS_FILE) it serves only on a loopback address."""
+    import ipaddress
+
     import uvicorn
 
+    from workers.auth import KeyConfigError, key_digests
+
+    try:
+        keys = key_digests()
+    except KeyConfigError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not keys and not loopback:
+        err_console.print(f"[red]refusing to serve on {escape(host)} with no API key: set NESYPLAN_API_KEYS or "
+                          f"NESYPLAN_API_KEYS_FILE, or serve on 127.0.0.1[/]")
+        raise typer.Exit(2)
     uvicorn.run("workers.api:app", host=host, port=port)
 
 

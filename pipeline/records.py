@@ -115,6 +115,7 @@ class Run(BaseModel):
     today: str
     status: Literal["queued", "running", "succeeded", "failed"] = "queued"
     failure: Failure | None = None
+    owner: str | None = Field(None, description="the id of the API key that submitted it (not the key)")
     translator: str | None = Field(None, description="hf, openai, or None when the IR was given")
     constrain: bool = True
     goal_choice: str = "retrieve"

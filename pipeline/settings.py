@@ -44,6 +44,14 @@ class Settings(BaseSettings):
     http_retries: int = 2                   # attempts after the first, on connection errors, timeouts, 5xx
     session_ttl_s: int = 24 * 3600          # how long the store keeps an idle session
     session_reply_timeout_s: float = 120.0  # how long POST .../messages waits for the turn's reply
+    # Access (workers/auth.py). With no key configured the API serves only on a loopback address.
+    api_keys: str = ""                      # comma-separated keys (plain, or `sha256:` + hex digest)
+    api_keys_file: str | None = None        # one key per line, plain or sha256 hex; `#` comments
+    rate_limit_per_s: float = 20.0          # per key, token bucket in Redis (0: no limit)
+    rate_burst: int = 60
+    max_body_bytes: int = 64 * 1024         # larger request bodies get 413
+    max_queued_runs: int = 200              # per key: runs not yet ended
+    max_session_messages: int = 60          # per session
 
 
 @lru_cache(maxsize=1)

@@ -5,6 +5,8 @@ import os
 os.environ.setdefault("NESYPLAN_REDIS_URL", "redis://127.0.0.1:6379/14")
 os.environ.setdefault("NESYPLAN_VISIBILITY_TIMEOUT_S", "3")
 os.environ.setdefault("NESYPLAN_RESTORE_INTERVAL_S", "1")
+# Tests poll the API hard; the rate limit has its own tests (tests/workers/test_auth.py).
+os.environ.setdefault("NESYPLAN_RATE_LIMIT_PER_S", "0")
 
 import pytest  # noqa: E402
 
@@ -14,3 +16,10 @@ from pipeline.packs.pack import load_pack  # noqa: E402
 @pytest.fixture(scope="session")
 def pack():
     return load_pack("quickbooks")
+
+# Fuzzing budgets: `ci` for `make test`, `long` for `make fuzz` (HYPOTHESIS_PROFILE=long).
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+
+hypothesis_settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
+hypothesis_settings.register_profile("long", max_examples=3000, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -7,7 +7,7 @@ from datetime import date
 from typing import Literal
 
 import redis
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
@@ -18,9 +18,13 @@ from pipeline.sessions.executors import EXECUTORS
 from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
+from workers.auth import BodyLimit, caller
 
 app = FastAPI(title="nesyplan", version="0.1.0",
-              description="Plain-language requests -> inspectable plans of API calls.")
+              description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
+                          "takes `Authorization: Bearer KEY` when keys are configured.")
+app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes)
+ACTIVE_PREFIX = "nesyplan:active:"  # per key: the runs it submitted that have not ended
 
 
 class PlanRequest(BaseModel):
@@ -77,39 +81,57 @@ async def redis_unavailable(_request: Request, exc: redis.exceptions.RedisError)
     return JSONResponse(status_code=503, content={"detail": f"the run store (Redis) is unavailable: {exc}"})
 
 
+def _admit_run(who: str) -> None:
+    """429 while the key has max_queued_runs runs not yet ended (ended ones are pruned only then)."""
+    client, key, limit = _store().client, ACTIVE_PREFIX + who, settings().max_queued_runs
+    if client.scard(key) < limit:
+        return
+    for run_id in [m.decode() for m in client.smembers(key)]:
+        run = _store().load(run_id)
+        if run is None or run.status in ("succeeded", "failed"):
+            client.srem(key, run_id)
+    if client.scard(key) >= limit:
+        raise HTTPException(status_code=429, detail=f"{limit} runs of this key are still queued or running",
+                            headers={"Retry-After": "5"})
+
+
 @app.post("/v1/plans", status_code=202, response_model=Submitted)
-def submit_plan(body: PlanRequest) -> Submitted:
+def submit_plan(body: PlanRequest, who: str = Depends(caller)) -> Submitted:
     from workers.tasks import enqueue
 
     _known_domain(body.domain)
     if body.translator is not None and body.translator not in TRANSLATORS:
         raise HTTPException(status_code=400, detail=f"unknown translator {body.translator!r} "
                                                     f"(available: {', '.join(TRANSLATORS)})")
+    _admit_run(who)
     run = new_run(body.query, body.domain, body.today.isoformat() if body.today else None, body.ir,
                   translator=body.translator)
+    run.owner = who
     enqueue(run)
+    _store().client.sadd(ACTIVE_PREFIX + who, run.id)
+    _store().client.expire(ACTIVE_PREFIX + who, settings().run_ttl_s)
     return Submitted(id=run.id)
 
 
-def _get_run(run_id: str) -> Run:
+def _get_run(run_id: str, who: str) -> Run:
     if not run_id.isalnum() or len(run_id) > 64:
         raise HTTPException(status_code=404, detail=f"no run {run_id!r}")
     run = _store().load(run_id)
-    if run is None:
+    if run is None or run.owner != who:  # another key's run is no run of yours
         raise HTTPException(status_code=404, detail=f"no run {run_id!r} (unknown, or expired from the store)")
     return run
 
 
 @app.get("/v1/plans/{run_id}", response_model=Run)
-def get_plan(run_id: str) -> Run:
-    return _get_run(run_id)
+def get_plan(run_id: str, who: str = Depends(caller)) -> Run:
+    return _get_run(run_id, who)
 
 
 @app.get("/v1/plans/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
-def get_artifact(run_id: str, name: str) -> str:
+def get_artifact(run_id: str, name: str, who: str = Depends(caller)) -> str:
     if name not in ARTIFACTS:
         raise HTTPException(status_code=404, detail=f"no artifact {name!r} (artifacts: {', '.join(ARTIFACTS)})")
-    content = ARTIFACTS[name](_get_run(run_id))
+    content = ARTIFACTS[name](_get_run(run_id, who))
     if content is None:
         raise HTTPException(status_code=404, detail=f"run {run_id} has no {name} (yet, or its run ended before)")
     return content
@@ -137,30 +159,33 @@ class SessionView(BaseModel):
 
 
 @app.post("/v1/sessions", status_code=201, response_model=Opened)
-def open_session(body: SessionRequest) -> Opened:
+def open_session(body: SessionRequest, who: str = Depends(caller)) -> Opened:
     """Open a conversation; its messages go to POST /v1/sessions/{id}/messages."""
     _known_domain(body.domain)
     state = SessionState(domain=body.domain, today=(body.today or date.today()).isoformat(),
-                         executor=body.executor or settings().session_executor)
+                         executor=body.executor or settings().session_executor, owner=who)
     _sessions().save(state)
     return Opened(id=state.id)
 
 
-def _get_session(session_id: str) -> SessionState:
+def _get_session(session_id: str, who: str) -> SessionState:
     state = _sessions().load(session_id) if session_id.isalnum() and len(session_id) <= 64 else None
-    if state is None:
+    if state is None or state.owner != who:
         raise HTTPException(status_code=404, detail=f"no session {session_id!r} (unknown, or expired)")
     return state
 
 
 @app.post("/v1/sessions/{session_id}/messages", response_model=Reply, response_model_exclude_none=True)
-def post_message(session_id: str, body: Message) -> Reply:
+def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> Reply:
     """One user message; the agent's reply once its turn has run. Messages sent at once are answered in
     the order they arrived, each in the context the one before left."""
     from workers.tasks import enqueue_message
 
-    if _get_session(session_id).ended:
+    if _get_session(session_id, who).ended:
         raise HTTPException(status_code=409, detail=f"session {session_id} has ended")
+    if _sessions().queued(session_id) >= settings().max_session_messages:
+        raise HTTPException(status_code=409, detail=f"session {session_id} has had its "
+                                                    f"{settings().max_session_messages} messages")
     turn = enqueue_message(session_id, body.text)
     deadline = time.monotonic() + settings().session_reply_timeout_s
     while time.monotonic() < deadline:
@@ -173,15 +198,15 @@ def post_message(session_id: str, body: Message) -> Reply:
 
 
 @app.get("/v1/sessions/{session_id}", response_model=SessionView)
-def get_session(session_id: str) -> SessionView:
-    state = _get_session(session_id)
+def get_session(session_id: str, who: str = Depends(caller)) -> SessionView:
+    state = _get_session(session_id, who)
     runs = {turn.run_id: _store().load(turn.run_id) for turn in state.turns if turn.run_id}
     return SessionView(state=state, queued=_sessions().queued(session_id),
                        runs={run_id: run for run_id, run in runs.items() if run is not None})
 
 
 @app.get("/v1/domains")
-def list_domains() -> list[dict]:
+def list_domains(_who: str = Depends(caller)) -> list[dict]:
     domains = []
     for name in pack_names():
         try:

@@ -136,6 +136,7 @@ def session_advance(ref: list | None) -> None:
             return
         _, run = _engine().advance(state, turn_input)
         if run is not None:
+            run.owner = state.owner  # a turn's Run is read with the session's key
             store().save(run)
         sessions.save(state)
         sessions.drop_translation(session_id, turn)

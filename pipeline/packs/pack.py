@@ -231,6 +231,10 @@ def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
             line = next((key_lines[k] for k in _prefixes(dotted) if k in key_lines), None)
             problems.append((str(yaml_path), line, f"{dotted}: {err['msg']}"))
         raise PackError(f"{yaml_path}: invalid pack", problems)
+    problems = [(str(yaml_path), next((key_lines[k] for k in _prefixes(key) if k in key_lines), None), message)
+                for key, message in _broken_references(spec)]
+    if problems:
+        raise PackError(f"{yaml_path}: {problems[0][2]}", problems)
     if spec.name != name:
         raise PackError(f"{yaml_path}: name {spec.name!r} differs from its folder {name!r}",
                         [(str(yaml_path), key_lines.get("name"), f"name {spec.name!r} is not the folder {name!r}")])
@@ -239,6 +243,21 @@ def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
                 domain_pddl=root / "pddl" / name / "domain.pddl",
                 examples_dir=yaml_path.parent / "examples",
                 key_lines=key_lines)
+
+
+def _broken_references(spec: PackSpec) -> list[tuple[str, str]]:
+    """(dotted key, message) for each name a goal or an API gives that the pack does not define: every
+    stage looks these up, so a pack with one does not load."""
+    out = []
+    for name, goal in spec.goals.items():
+        for i, api in enumerate([goal.api, *goal.workflow]):
+            if api not in spec.apis:
+                key = f"goals.{name}.api" if i == 0 else f"goals.{name}.workflow.{i - 1}"
+                out.append((key, f"goal {name} names unknown api {api!r}"))
+    for name, api in spec.apis.items():
+        out += [(f"apis.{name}.after", f"api {name} comes after unknown api {before!r}")
+                for before in api.after if before not in spec.apis]
+    return out
 
 
 def _prefixes(dotted: str) -> list[str]:

@@ -65,6 +65,7 @@ class SessionState(BaseModel):
     domain: str
     today: str
     executor: str = Field("simulated", description="how calls are carried out: simulated or http")
+    owner: str | None = Field(None, description="the id of the API key that opened it (not the key)")
     goals: list[Given] = []
     executed: list[ExecutedCall] = []
     pending: tuple[str, str] | None = Field(None, description="(goal id, argument) the agent asked for")

@@ -34,14 +34,45 @@ def _screen_directives(text: str) -> None:
         raise _reject(f"directive '#{m[1]}' is not allowed in IR: the IR is plain facts only")
 
 
-def _term_value(term: ast.AST) -> str | int | tuple[str]:
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n"}
+
+
+def _unescape(literal: str) -> str:
+    """An ASP string literal's value (clingo's escapes: \\\\, \\" and \\n; any other is an error)."""
+    def replace(match: re.Match) -> str:
+        if match[1] not in _ESCAPES:
+            raise _reject(f"'\\{match[1]}' is not an escape of an ASP string (\\\\, \\\", \\n)")
+        return _ESCAPES[match[1]]
+    return re.sub(r"\\(.)", replace, literal[1:-1], flags=re.DOTALL)
+
+
+def _ascii_for_clingo(text: str) -> tuple[str, list[str]]:
+    """The IR with every string literal replaced by an ASCII placeholder ("0", "1", ...) and comments by
+    blank lines, and the literals' values. Clingo gets ASCII only: its parser's messages quote the input
+    cut at a byte count, and a message cut inside a UTF-8 character aborts the process (found by fuzzing)."""
+    values: list[str] = []
+
+    def replace(match: re.Match) -> str:
+        if match[0].startswith('"'):
+            values.append(_unescape(match[0]))
+            return f'"{len(values) - 1}"'
+        return "\n" * match[0].count("\n") or " "
+    safe = _STRING_OR_COMMENT.sub(replace, text)
+    if not safe.isascii():
+        bad = next(c for c in safe if not c.isascii())
+        raise _reject(f"character {bad!r} outside a string: the IR's syntax is ASCII (values go in quotes)")
+    return safe, values
+
+
+def _term_value(term: ast.AST, strings: list[str]) -> str | int | tuple[str]:
     """A fact's argument: a string, an integer, or a constant (returned as a 1-tuple of its name)."""
     if term.ast_type == ASTType.SymbolicTerm:
         symbol = term.symbol
         if symbol.type.name == "String":
-            if len(symbol.string) > MAX_VALUE_CHARS:
+            value = strings[int(symbol.string)]  # the placeholder's literal
+            if len(value) > MAX_VALUE_CHARS:
                 raise _reject(f"a value is longer than {MAX_VALUE_CHARS} characters")
-            return symbol.string
+            return value
         if symbol.type.name == "Number":
             return symbol.number
         if symbol.type.name == "Function" and not symbol.arguments and not symbol.negative:
@@ -54,7 +85,7 @@ def _term_value(term: ast.AST) -> str | int | tuple[str]:
     raise _reject(f"argument '{term}' is not a constant, a string or an integer")
 
 
-def _fact(statement: ast.AST, predicates: dict[str, int], pack: Pack) -> IRFact:
+def _fact(statement: ast.AST, predicates: dict[str, int], pack: Pack, strings: list[str]) -> IRFact:
     if statement.ast_type != ASTType.Rule:
         kind = str(statement.ast_type).split(".")[-1]
         raise _reject(f"'{statement}' ({kind}) is not a fact; the IR is plain facts only")
@@ -69,7 +100,7 @@ def _fact(statement: ast.AST, predicates: dict[str, int], pack: Pack) -> IRFact:
         raise _reject(f"unknown predicate {name}/{len(arguments)} in '{statement}' (known: {known})")
     if len(arguments) != predicates[name]:
         raise _reject(f"{name} takes {predicates[name]} arguments, '{statement}' has {len(arguments)}")
-    values = [_term_value(t) for t in arguments]
+    values = [_term_value(t, strings) for t in arguments]
     if not isinstance(values[0], tuple):
         raise _reject(f"the first argument of '{statement}' must be a goal id (a lower-case constant)")
     if name == "_goal":
@@ -85,10 +116,11 @@ def check_ir(ir_text: str, pack: Pack) -> CheckedIR:
     if len(ir_text) > MAX_IR_CHARS:
         raise _reject(f"IR of {len(ir_text)} characters is over the limit of {MAX_IR_CHARS}")
     _screen_directives(ir_text)
+    safe_text, strings = _ascii_for_clingo(ir_text)
     statements: list[ast.AST] = []
     messages: list[str] = []
     try:
-        ast.parse_string(ir_text, statements.append, logger=lambda _code, msg: messages.append(msg.strip()))
+        ast.parse_string(safe_text, statements.append, logger=lambda _code, msg: messages.append(msg.strip()))
     except RuntimeError:
         detail = "; ".join(m.replace("<string>:", "line ") for m in messages) or "syntax error"
         raise _reject(f"IR is not valid ASP: {detail}") from None
@@ -99,7 +131,7 @@ def check_ir(ir_text: str, pack: Pack) -> CheckedIR:
             if statement.ast_type == ASTType.Program and (statement.name != "base" or statement.parameters):
                 raise _reject(f"'{statement}' is not allowed in IR")
             continue
-        facts.append(_fact(statement, predicates, pack))
+        facts.append(_fact(statement, predicates, pack, strings))
         if len(facts) > MAX_FACTS:
             raise _reject(f"IR has more than {MAX_FACTS} facts")
     goal_ids = {f.arguments[0] for f in facts if f.predicate == "_goal"}

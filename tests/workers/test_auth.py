@@ -1,0 +1,118 @@
+"""Keys, ownership and limits, against the real API server and real Redis (no workers needed: a queued
+run or a session is enough to own)."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+import redis
+
+from pipeline.settings import settings
+from tests.workers.test_service import DATAFLOW_IR, Service
+from workers import auth
+
+ALPHA, BETA = "alpha-key-1f0c", "beta-key-77d2"
+RUN = {"query": "a test request", "domain": "quickbooks", "today": "2024-10-15", "ir": DATAFLOW_IR}
+
+
+def bearer(key):
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def keyed(tmp_path):
+    url = os.environ["NESYPLAN_REDIS_URL"]
+    redis.Redis.from_url(url).flushdb()
+    key_file = tmp_path / "keys"
+    key_file.write_text(f"# the second key, as its digest\n{hashlib.sha256(BETA.encode()).hexdigest()}\n")
+    svc = Service(url, tmp_path, env={"NESYPLAN_API_KEYS": ALPHA, "NESYPLAN_API_KEYS_FILE": str(key_file),
+                                      "NESYPLAN_RATE_LIMIT_PER_S": "2", "NESYPLAN_RATE_BURST": "6",
+                                      "NESYPLAN_MAX_BODY_BYTES": "4096", "NESYPLAN_MAX_QUEUED_RUNS": "2",
+                                      "NESYPLAN_MAX_SESSION_MESSAGES": "1",
+                                      "NESYPLAN_SESSION_REPLY_TIMEOUT_S": "0.5"})
+    yield svc
+    svc.close()
+
+
+@pytest.mark.parametrize("headers", [{}, bearer("not-a-key"), bearer(ALPHA + "x"), {"Authorization": ALPHA},
+                                     {"Authorization": f"Basic {ALPHA}"}])
+def test_no_key_or_a_wrong_key_is_401(keyed, headers):
+    for method, path in [("GET", "/v1/domains"), ("POST", "/v1/plans"), ("GET", "/v1/plans/abc"),
+                         ("POST", "/v1/sessions"), ("GET", "/v1/sessions/abc")]:
+        response = keyed.http.request(method, path, headers=headers, json=RUN)
+        assert response.status_code == 401, (method, path, response.text)
+        assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert keyed.http.get("/healthz").status_code in (200, 503)  # open: it tells nothing about runs
+
+
+def test_each_key_sees_only_its_own_runs_and_sessions(keyed):
+    assert keyed.http.get("/v1/domains", headers=bearer(BETA)).status_code == 200  # a key given as a digest
+    run_id = keyed.http.post("/v1/plans", json=RUN, headers=bearer(ALPHA)).json()["id"]
+    assert keyed.http.get(f"/v1/plans/{run_id}", headers=bearer(ALPHA)).status_code == 200
+    assert keyed.http.get(f"/v1/plans/{run_id}", headers=bearer(BETA)).status_code == 404
+    assert keyed.http.get(f"/v1/plans/{run_id}/artifacts/ir.lp", headers=bearer(BETA)).status_code == 404
+    assert keyed.http.get(f"/v1/plans/{run_id}/artifacts/ir.lp", headers=bearer(ALPHA)).text == DATAFLOW_IR
+    session = keyed.http.post("/v1/sessions", json={"domain": "quickbooks"}, headers=bearer(ALPHA)).json()["id"]
+    assert keyed.http.get(f"/v1/sessions/{session}", headers=bearer(BETA)).status_code == 404
+    other = keyed.http.post(f"/v1/sessions/{session}/messages", json={"text": "hi"}, headers=bearer(BETA))
+    assert other.status_code == 404 and keyed.redis.llen(f"nesyplan:session:{session}:inbox") == 0
+    assert keyed.http.get(f"/v1/sessions/{session}", headers=bearer(ALPHA)).status_code == 200
+    stored = keyed.redis.get(f"nesyplan:run:{run_id}").decode()
+    assert ALPHA not in stored and BETA not in stored  # runs name a key by its id, never the key
+
+
+def test_past_the_rate_a_key_gets_429_with_retry_after_and_other_keys_do_not(keyed):
+    statuses = [keyed.http.get("/v1/domains", headers=bearer(ALPHA)) for _ in range(10)]
+    limited = [r for r in statuses if r.status_code == 429]
+    assert [r.status_code for r in statuses[:6]] == [200] * 6 and limited
+    assert int(limited[0].headers["Retry-After"]) >= 1
+    assert keyed.http.get("/v1/domains", headers=bearer(BETA)).status_code == 200
+
+
+def test_a_body_past_the_size_limit_is_413_with_or_without_a_length(keyed):
+    big = {**RUN, "query": "x" * 5000}
+    assert keyed.http.post("/v1/plans", json=big, headers=bearer(ALPHA)).status_code == 413
+    chunks = (b'{"query": "' + b"y" * 1000 for _ in range(6))  # chunked: no Content-Length
+    response = keyed.http.post("/v1/plans", content=chunks, headers={**bearer(ALPHA), "Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert keyed.redis.keys("nesyplan:run:*") == []
+    small = (part for part in [b'{"query": "a test request", ', b'"ir": "_goal(g1, help)."}'])
+    response = keyed.http.post("/v1/plans", content=small, headers={**bearer(ALPHA), "Content-Type": "application/json"})
+    assert response.status_code == 202, response.text  # a chunked body under the limit reaches the app whole
+
+
+def test_queued_runs_and_session_messages_are_capped(keyed):
+    for _ in range(2):  # no worker runs them: they stay queued
+        assert keyed.http.post("/v1/plans", json=RUN, headers=bearer(ALPHA)).status_code == 202
+    capped = keyed.http.post("/v1/plans", json=RUN, headers=bearer(ALPHA))
+    assert capped.status_code == 429 and capped.headers["Retry-After"]
+    assert keyed.http.post("/v1/plans", json=RUN, headers=bearer(BETA)).status_code == 202
+    session = keyed.http.post("/v1/sessions", json={"domain": "quickbooks"}, headers=bearer(BETA)).json()["id"]
+    first = keyed.http.post(f"/v1/sessions/{session}/messages", json={"text": "hi"}, headers=bearer(BETA))
+    assert first.status_code == 504  # queued; no worker answers it
+    second = keyed.http.post(f"/v1/sessions/{session}/messages", json={"text": "hi"}, headers=bearer(BETA))
+    assert second.status_code == 409 and "1 messages" in second.json()["detail"]
+
+
+def test_keys_compare_by_digest_and_a_missing_key_file_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings(), "api_keys", f"plain-one, sha256:{hashlib.sha256(b'hidden').hexdigest()}")
+    monkeypatch.setattr(settings(), "api_keys_file", None)
+    auth.key_digests.cache_clear()
+    try:
+        assert auth.key_id("plain-one") and auth.key_id("hidden") and auth.key_id("plain-one") != auth.key_id("hidden")
+        assert auth.key_id("plain-on") is None and auth.key_id("") is None
+        monkeypatch.setattr(settings(), "api_keys_file", str(tmp_path / "absent"))
+        auth.key_digests.cache_clear()
+        with pytest.raises(auth.KeyConfigError, match="cannot read"):
+            auth.key_digests()
+    finally:
+        auth.key_digests.cache_clear()
+
+
+def test_serve_refuses_a_public_address_without_keys():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NESYPLAN_API_KEYS")}
+    result = subprocess.run([sys.executable, "-m", "nesyplan.cli", "serve", "--host", "0.0.0.0", "--port", "1"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "no API key" in result.stderr

@@ -1,0 +1,157 @@
+"""Who may call the API, and how much.
+
+Keys: `Authorization: Bearer KEY`, from NESYPLAN_API_KEYS (comma-separated) and NESYPLAN_API_KEYS_FILE (one
+per line). A key may be given as its SHA-256 (`sha256:<hex>`, or 64 hex digits in the file), so a key file
+need not hold the keys themselves. Only digests are kept; a presented key's digest is compared with every
+one in constant time, and no key is ever logged. A caller is known by its key's id (the first 16 hex digits
+of the digest): runs and sessions belong to it. With no key configured every caller is `local`, and
+`nesyplan serve` refuses any address but loopback.
+
+Limits: a token bucket per key in Redis (one Lua script, so concurrent API processes share it) -> 429 with
+Retry-After; a body size limit (413, `BodyLimit`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from fastapi import Depends, HTTPException
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from pipeline.settings import settings
+
+LOCAL = "local"
+_HEX_DIGEST = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
+_bearer = HTTPBearer(auto_error=False, description="an API key (NESYPLAN_API_KEYS)")
+
+
+class KeyConfigError(Exception):
+    """The key settings cannot be read (a missing key file)."""
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _parse(entry: str, hashed_bare_hex: bool) -> str | None:
+    entry = entry.strip()
+    if not entry or entry.startswith("#"):
+        return None
+    match = _HEX_DIGEST.fullmatch(entry)
+    if match and (entry.startswith("sha256:") or hashed_bare_hex):
+        return match.group(1).lower()
+    return _digest(entry)
+
+
+@lru_cache(maxsize=1)
+def key_digests() -> tuple[str, ...]:
+    """The digests of every configured key (empty: no key configured)."""
+    s = settings()
+    digests = [_parse(entry, hashed_bare_hex=False) for entry in s.api_keys.split(",")]
+    if s.api_keys_file:
+        try:
+            lines = Path(s.api_keys_file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise KeyConfigError(f"cannot read NESYPLAN_API_KEYS_FILE: {exc}") from None
+        digests += [_parse(line, hashed_bare_hex=True) for line in lines]
+    return tuple(sorted({d for d in digests if d}))
+
+
+def key_id(key: str) -> str | None:
+    """The id of a configured key, or None; every digest is compared, each in constant time."""
+    presented = _digest(key)
+    found = None
+    for digest in key_digests():
+        if hmac.compare_digest(presented, digest):
+            found = digest
+    return found[:16] if found else None
+
+
+_BUCKET = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) + tonumber(now[2]) / 1e6
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or t
+tokens = math.min(burst, tokens + math.max(0, t - at) * rate)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = (1 - tokens) / rate end
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', t)
+redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 1)
+return tostring(wait)
+"""
+
+
+@lru_cache(maxsize=4)
+def _bucket_script(client):
+    return client.register_script(_BUCKET)
+
+
+def _rate_limit(caller: str) -> None:
+    from workers.tasks import store
+
+    s = settings()
+    if s.rate_limit_per_s <= 0:
+        return
+    wait = float(_bucket_script(store().client)(keys=[f"nesyplan:rate:{caller}"], args=[s.rate_limit_per_s, s.rate_burst]))
+    if wait > 0:
+        raise HTTPException(status_code=429, detail=f"rate limit: {s.rate_limit_per_s:g} requests/s "
+                                                    f"(burst {s.rate_burst}) per key",
+                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+def caller(credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> str:
+    """The caller's key id (401 without a configured key when keys are configured), within its rate."""
+    if not key_digests():
+        who = LOCAL
+    else:
+        who = key_id(credentials.credentials) if credentials is not None else None
+        if who is None:
+            raise HTTPException(status_code=401, detail="a valid API key is required (Authorization: Bearer KEY)",
+                                headers={"WWW-Authenticate": "Bearer"})
+    _rate_limit(who)
+    return who
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over `max_bytes` gets 413, by its Content-Length or, when it has
+    none (chunked), by reading it first up to the limit (the app then reads the buffered body)."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        too_large = JSONResponse(status_code=413, content={"detail": f"request body over {self.max_bytes} bytes"})
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > self.max_bytes:
+                return await too_large(scope, receive, send)
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return await self.app(scope, receive, send)  # the client went away: the app sees it
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                return await too_large(scope, receive, send)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
