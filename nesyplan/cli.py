@@ -511,7 +511,7 @@ def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000))
         err_console.print(f"[red]refusing to serve on {escape(host)} with no API key: set NESYPLAN_API_KEYS or "
                           f"NESYPLAN_API_KEYS_FILE, or serve on 127.0.0.1[/]")
         raise typer.Exit(2)
-    uvicorn.run("workers.api:app", host=host, port=port)
+    uvicorn.run("workers.app:app", host=host, port=port)
 
 
 def _wait_for(run_ids: list[str], timeout_s: float, on_done=None) -> dict[str, Run]:

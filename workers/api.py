@@ -18,6 +18,7 @@ from pipeline.sessions.executors import EXECUTORS
 from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
+from workers.artifacts import ARTIFACTS
 from workers.auth import BodyLimit, caller
 
 app = FastAPI(title="nesyplan", version="0.1.0",
@@ -41,20 +42,6 @@ TRANSLATORS = ("hf", "openai")
 class Submitted(BaseModel):
     id: str
     status: Literal["queued"] = "queued"
-
-
-# The raw artifacts, by the names users ask for.
-ARTIFACTS = {
-    "prompt.txt": lambda run: run.prompt,
-    "llm.txt": lambda run: run.llm_output,
-    "ir.lp": lambda run: run.ir,
-    "checked_ir.lp": lambda run: run.checked_ir.text if run.checked_ir else None,
-    "materialized.lp": lambda run: run.materialized.atoms if run.materialized else None,
-    "task.pddl": lambda run: run.task_pddl.text if run.task_pddl else None,
-    "domain.pddl": lambda run: run.domain_pddl,
-    "plan.txt": lambda run: run.plan.text if run.plan else None,
-    "plan.json": lambda run: run.plan.model_dump_json(indent=2) if run.plan else None,
-}
 
 
 def _store():
@@ -95,8 +82,8 @@ def _admit_run(who: str) -> None:
                             headers={"Retry-After": "5"})
 
 
-@app.post("/v1/plans", status_code=202, response_model=Submitted)
-def submit_plan(body: PlanRequest, who: str = Depends(caller)) -> Submitted:
+def submit(body: PlanRequest, who: str) -> Run:
+    """Queue a request for a key (the endpoint's and the web form's way in)."""
     from workers.tasks import enqueue
 
     _known_domain(body.domain)
@@ -108,12 +95,18 @@ def submit_plan(body: PlanRequest, who: str = Depends(caller)) -> Submitted:
                   translator=body.translator)
     run.owner = who
     enqueue(run)
+    _store().index(who, run.id)
     _store().client.sadd(ACTIVE_PREFIX + who, run.id)
     _store().client.expire(ACTIVE_PREFIX + who, settings().run_ttl_s)
-    return Submitted(id=run.id)
+    return run
 
 
-def _get_run(run_id: str, who: str) -> Run:
+@app.post("/v1/plans", status_code=202, response_model=Submitted)
+def submit_plan(body: PlanRequest, who: str = Depends(caller)) -> Submitted:
+    return Submitted(id=submit(body, who).id)
+
+
+def get_owned_run(run_id: str, who: str) -> Run:
     if not run_id.isalnum() or len(run_id) > 64:
         raise HTTPException(status_code=404, detail=f"no run {run_id!r}")
     run = _store().load(run_id)
@@ -124,14 +117,14 @@ def _get_run(run_id: str, who: str) -> Run:
 
 @app.get("/v1/plans/{run_id}", response_model=Run)
 def get_plan(run_id: str, who: str = Depends(caller)) -> Run:
-    return _get_run(run_id, who)
+    return get_owned_run(run_id, who)
 
 
 @app.get("/v1/plans/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
 def get_artifact(run_id: str, name: str, who: str = Depends(caller)) -> str:
     if name not in ARTIFACTS:
         raise HTTPException(status_code=404, detail=f"no artifact {name!r} (artifacts: {', '.join(ARTIFACTS)})")
-    content = ARTIFACTS[name](_get_run(run_id, who))
+    content = ARTIFACTS[name](get_owned_run(run_id, who))
     if content is None:
         raise HTTPException(status_code=404, detail=f"run {run_id} has no {name} (yet, or its run ended before)")
     return content
@@ -165,10 +158,11 @@ def open_session(body: SessionRequest, who: str = Depends(caller)) -> Opened:
     state = SessionState(domain=body.domain, today=(body.today or date.today()).isoformat(),
                          executor=body.executor or settings().session_executor, owner=who)
     _sessions().save(state)
+    _sessions().index(who, state.id)
     return Opened(id=state.id)
 
 
-def _get_session(session_id: str, who: str) -> SessionState:
+def get_owned_session(session_id: str, who: str) -> SessionState:
     state = _sessions().load(session_id) if session_id.isalnum() and len(session_id) <= 64 else None
     if state is None or state.owner != who:
         raise HTTPException(status_code=404, detail=f"no session {session_id!r} (unknown, or expired)")
@@ -181,7 +175,7 @@ def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> 
     the order they arrived, each in the context the one before left."""
     from workers.tasks import enqueue_message
 
-    if _get_session(session_id, who).ended:
+    if get_owned_session(session_id, who).ended:
         raise HTTPException(status_code=409, detail=f"session {session_id} has ended")
     if _sessions().queued(session_id) >= settings().max_session_messages:
         raise HTTPException(status_code=409, detail=f"session {session_id} has had its "
@@ -199,7 +193,7 @@ def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> 
 
 @app.get("/v1/sessions/{session_id}", response_model=SessionView)
 def get_session(session_id: str, who: str = Depends(caller)) -> SessionView:
-    state = _get_session(session_id, who)
+    state = get_owned_session(session_id, who)
     runs = {turn.run_id: _store().load(turn.run_id) for turn in state.turns if turn.run_id}
     return SessionView(state=state, queued=_sessions().queued(session_id),
                        runs={run_id: run for run_id, run in runs.items() if run is not None})

@@ -4,6 +4,8 @@ for a TTL."""
 
 from __future__ import annotations
 
+import time
+
 import redis
 
 from pipeline.records import Run
@@ -33,6 +35,19 @@ class RunStore:
 
     def ping(self) -> bool:
         return bool(self.client.ping())
+
+    def index(self, owner: str, run_id: str) -> None:
+        """Remember a submitted run under its key, newest first (the web page's list)."""
+        key = f"nesyplan:runs-of:{owner}"
+        with self.client.pipeline() as pipe:
+            pipe.zadd(key, {run_id: time.time()})
+            pipe.zremrangebyrank(key, 0, -1001)  # the newest thousand
+            pipe.expire(key, self.ttl_s)
+            pipe.execute()
+
+    def recent(self, owner: str, count: int = 100) -> list[Run]:
+        ids = [i.decode() for i in self.client.zrevrange(f"nesyplan:runs-of:{owner}", 0, count - 1)]
+        return [run for run in map(self.load, ids) if run is not None]
 
 
 class SessionStore:
@@ -82,6 +97,18 @@ class SessionStore:
 
     def drop_translation(self, session_id: str, turn: int) -> None:
         self.client.delete(self._key(session_id, "turn", str(turn)))
+
+    def index(self, owner: str, session_id: str) -> None:
+        key = f"nesyplan:sessions-of:{owner}"
+        with self.client.pipeline() as pipe:
+            pipe.zadd(key, {session_id: time.time()})
+            pipe.zremrangebyrank(key, 0, -1001)
+            pipe.expire(key, self.ttl_s)
+            pipe.execute()
+
+    def recent(self, owner: str, count: int = 50) -> list[SessionState]:
+        ids = [i.decode() for i in self.client.zrevrange(f"nesyplan:sessions-of:{owner}", 0, count - 1)]
+        return [state for state in map(self.load, ids) if state is not None]
 
     def lock(self, session_id: str, timeout_s: float = 300):
         """Held while a turn's symbolic half writes the state (a redelivered copy of it waits, then sees the

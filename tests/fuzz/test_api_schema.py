@@ -4,7 +4,7 @@ schema (valid and not), never answers 5xx. In process (ASGI), against the real R
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from workers.api import app
+from workers.app import app
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 

@@ -1,0 +1,214 @@
+"""The web page (`/ui`): recent runs, one run as the pipeline (each stage's artifact and time, ASP and PDDL
+highlighted, the plan as a dataflow graph), a form to submit, and conversations. Server-rendered with
+jinja2; the page loads nothing from outside the server (its one stylesheet is ours, the graph is SVG made
+here). With API keys configured it asks for one and keeps it in an HttpOnly cookie."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import date
+from pathlib import Path
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+
+from pipeline.packs.pack import pack_names
+from pipeline.records import Plan, Run
+from workers.api import TRANSLATORS, PlanRequest, get_owned_run, get_owned_session, submit
+from workers.artifacts import ARTIFACTS
+from workers.auth import LOCAL, key_digests, key_id
+
+HERE = Path(__file__).resolve().parent
+COOKIE = "nesyplan_key"
+router = APIRouter(prefix="/ui", include_in_schema=False)
+templates = Jinja2Templates(directory=HERE / "templates" / "ui")
+
+
+class NeedsKey(Exception):
+    """A page asked for with no valid key: the handler sends the browser to the key form."""
+
+
+def page_caller(request: Request) -> str:
+    if not key_digests():
+        return LOCAL
+    who = key_id(request.cookies.get(COOKIE, ""))
+    if who is None:
+        raise NeedsKey
+    return who
+
+
+# --- highlighting -------------------------------------------------------------------------------------
+_ASP = re.compile(r'(?P<comment>%[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*")|(?P<error>\berror\b)'
+                  r"|(?P<predicate>\b_?[a-z][A-Za-z0-9_]*(?=\())|(?P<number>\b\d+\b)")
+_PDDL = re.compile(r"(?P<comment>;[^\n]*)|(?P<keyword>:[a-z-]+)|(?P<variable>\?[\w-]+)"
+                   r"|(?P<predicate>(?<=\()[a-z][\w-]*)")
+
+
+def highlight(text: str | None, language: str) -> Markup:
+    """HTML of the text with spans per token class (comments, strings, predicates, PDDL keywords)."""
+    if not text:
+        return Markup("")
+    pattern = _ASP if language == "asp" else _PDDL
+    out, last = [], 0
+    for match in pattern.finditer(text):
+        out.append(html.escape(text[last:match.start()]))
+        out.append(f'<span class="tok-{match.lastgroup}">{html.escape(match.group())}</span>')
+        last = match.end()
+    out.append(html.escape(text[last:]))
+    return Markup("".join(out))
+
+
+# --- the plan as a dataflow graph ----------------------------------------------------------------------
+def plan_graph(plan: Plan | None) -> Markup:
+    """SVG: a node per call, a dashed node per `get_info_api` question; an edge per ref (output -> the call
+    that takes it) and per question (-> the call that needs the answer). Columns by dataflow depth."""
+    if plan is None or not plan.calls:
+        return Markup("")
+    depth: list[int] = []  # a call's column: after every call it takes an output from
+    for call in plan.calls:
+        refs = [a.ref for a in call.args.values() if a.ref is not None and a.ref < len(depth)]
+        depth.append(1 + max((depth[r] for r in refs), default=-1))
+    # A question sits in the column before its call: a first call with a question moves everything right.
+    if any(d == 0 and any(a.get_info for a in c.args.values()) for d, c in zip(depth, plan.calls)):
+        depth = [d + 1 for d in depth]
+    width, height, gap_x, gap_y = 190, 44, 70, 26
+    rows: dict[int, int] = {}
+    nodes, edges, boxes = [], [], {}
+
+    def place(column: int) -> tuple[int, int]:
+        row = rows.get(column, 0)
+        rows[column] = row + 1
+        return 20 + column * (width + gap_x), 20 + row * (height + gap_y)
+
+    for i, call in enumerate(plan.calls):
+        x, y = place(depth[i])
+        boxes[i] = (x, y)
+        label = f"{call.var} = {call.api}"
+        nodes.append(f'<g class="node call" data-call="{i}"><rect x="{x}" y="{y}" width="{width}" height="{height}" '
+                     f'rx="6"/><text x="{x + 10}" y="{y + 27}">{html.escape(label[:26])}</text>'
+                     f"<title>{html.escape(label)}</title></g>")
+    for i, call in enumerate(plan.calls):
+        x, y = boxes[i]
+        for name, arg in call.args.items():
+            if arg.ref is not None and arg.ref in boxes:
+                sx, sy = boxes[arg.ref]
+                edges.append(f'<line class="edge ref" x1="{sx + width}" y1="{sy + height / 2}" x2="{x}" '
+                             f'y2="{y + height / 2}" marker-end="url(#arrow)"><title>{html.escape(name)}</title></line>')
+            elif arg.get_info is not None:
+                ax, ay = place(depth[i] - 1)
+                nodes.append(f'<g class="node ask" data-ask="{html.escape(arg.get_info)}"><rect x="{ax}" y="{ay}" '
+                             f'width="{width}" height="{height}" rx="6"/><text x="{ax + 10}" y="{ay + 27}">'
+                             f'ask: {html.escape(arg.get_info[:20])}</text></g>')
+                edges.append(f'<line class="edge asked" x1="{ax + width}" y1="{ay + height / 2}" x2="{x}" '
+                             f'y2="{y + height / 2}" marker-end="url(#arrow)"/>')
+    total_w = 40 + (max(rows) + 1) * (width + gap_x)
+    total_h = 40 + max(rows.values()) * (height + gap_y)
+    return Markup(f'<svg class="plan-graph" xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{total_h}">'
+                  '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
+                  'orient="auto"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>'
+                  + "".join(edges) + "".join(nodes) + "</svg>")
+
+
+templates.env.globals.update(highlight=highlight, plan_graph=plan_graph, artifacts=list(ARTIFACTS))
+ENDED = ("succeeded", "failed")
+
+
+def _render(request: Request, name: str, **context) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, context)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, wrong: bool = False) -> HTMLResponse:
+    return _render(request, "login.html", wrong=wrong)
+
+
+@router.post("/login")
+def login(key: str = Form(...)) -> RedirectResponse:
+    if key_digests() and key_id(key) is None:
+        return RedirectResponse("/ui/login?wrong=1", status_code=303)
+    response = RedirectResponse("/ui", status_code=303)
+    response.set_cookie(COOKIE, key, httponly=True, samesite="strict")
+    return response
+
+
+def _who(request: Request) -> str | RedirectResponse:
+    try:
+        return page_caller(request)
+    except NeedsKey:
+        return RedirectResponse("/ui/login", status_code=303)
+
+
+@router.get("", response_class=HTMLResponse)
+def runs_page(request: Request, domain: str = "", status: str = ""):
+    from workers.tasks import session_store, store
+
+    who = _who(request)
+    if isinstance(who, RedirectResponse):
+        return who
+    runs = [r for r in store().recent(who) if (not domain or r.domain == domain) and (not status or r.status == status)]
+    return _render(request, "runs.html", runs=runs, domain=domain, status=status, domains=pack_names(),
+                   live=any(r.status not in ENDED for r in runs), sessions=session_store().recent(who, 20))
+
+
+@router.get("/new", response_class=HTMLResponse)
+def new_page(request: Request):
+    who = _who(request)
+    if isinstance(who, RedirectResponse):
+        return who
+    return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=date.today().isoformat())
+
+
+@router.post("/new")
+def new_submit(request: Request, query: str = Form(...), domain: str = Form("quickbooks"), today: str = Form(""),
+               translator: str = Form("hf"), ir: str = Form("")):
+    who = _who(request)
+    if isinstance(who, RedirectResponse):
+        return who
+    try:
+        body = PlanRequest(query=query, domain=domain, today=today or None, translator=None if ir.strip() else translator,
+                           ir=ir if ir.strip() else None)
+        run = submit(body, who)
+    except HTTPException as exc:
+        return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=today,
+                       error=exc.detail, query=query, ir=ir)
+    except ValueError as exc:  # the form's fields did not validate
+        return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=today,
+                       error=str(exc), query=query, ir=ir)
+    return RedirectResponse(f"/ui/runs/{run.id}", status_code=303)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: str):
+    who = _who(request)
+    if isinstance(who, RedirectResponse):
+        return who
+    run = get_owned_run(run_id, who)
+    return _render(request, "run.html", run=run, live=run.status not in ENDED, total=sum(run.timings_ms.values()))
+
+
+@router.get("/runs/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
+def artifact(request: Request, run_id: str, name: str):
+    who = _who(request)
+    if isinstance(who, RedirectResponse):
+        return who
+    if name not in ARTIFACTS:
+        raise HTTPException(status_code=404, detail=f"no artifact {name!r}")
+    content = ARTIFACTS[name](get_owned_run(run_id, who))
+    if content is None:
+        raise HTTPException(status_code=404, detail=f"run {run_id} has no {name}")
+    return PlainTextResponse(content, headers={"Content-Disposition": f'inline; filename="{name}"'})
+
+
+@router.get("/sessions/{session_id}", response_class=HTMLResponse)
+def session_page(request: Request, session_id: str):
+    from workers.tasks import store
+
+    who = _who(request)
+    if isinstance(who, RedirectResponse):
+        return who
+    state = get_owned_session(session_id, who)
+    runs: dict[str, Run] = {t.run_id: store().load(t.run_id) for t in state.turns if t.run_id}
+    return _render(request, "session.html", state=state, runs=runs)
