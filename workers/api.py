@@ -19,7 +19,7 @@ from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
-from workers.auth import BodyLimit, caller
+from workers.auth import LOCAL, BodyLimit, caller
 
 app = FastAPI(title="nesyplan", version="0.1.0",
               description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
@@ -110,7 +110,7 @@ def get_owned_run(run_id: str, who: str) -> Run:
     if not run_id.isalnum() or len(run_id) > 64:
         raise HTTPException(status_code=404, detail=f"no run {run_id!r}")
     run = _store().load(run_id)
-    if run is None or run.owner != who:  # another key's run is no run of yours
+    if run is None or (run.owner or LOCAL) != who:  # another key's run is no run of yours (CLI runs: local)
         raise HTTPException(status_code=404, detail=f"no run {run_id!r} (unknown, or expired from the store)")
     return run
 
@@ -164,7 +164,7 @@ def open_session(body: SessionRequest, who: str = Depends(caller)) -> Opened:
 
 def get_owned_session(session_id: str, who: str) -> SessionState:
     state = _sessions().load(session_id) if session_id.isalnum() and len(session_id) <= 64 else None
-    if state is None or state.owner != who:
+    if state is None or (state.owner or LOCAL) != who:
         raise HTTPException(status_code=404, detail=f"no session {session_id!r} (unknown, or expired)")
     return state
 

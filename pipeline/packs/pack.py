@@ -219,7 +219,7 @@ def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
+        line = mark.line + 1 if mark else 1
         raise PackError(f"{yaml_path}: invalid YAML: {exc}", [(str(yaml_path), line, f"invalid YAML: {exc}")])
     key_lines = _key_lines(node) if node is not None else {}
     try:
@@ -228,16 +228,17 @@ def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
         problems = []
         for err in exc.errors():
             dotted = ".".join(str(p) for p in err["loc"])
-            line = next((key_lines[k] for k in _prefixes(dotted) if k in key_lines), None)
+            # The key's line, or its nearest parent's; a missing top-level key is the document's (line 1).
+            line = next((key_lines[k] for k in _prefixes(dotted) if k in key_lines), 1)
             problems.append((str(yaml_path), line, f"{dotted}: {err['msg']}"))
         raise PackError(f"{yaml_path}: invalid pack", problems)
-    problems = [(str(yaml_path), next((key_lines[k] for k in _prefixes(key) if k in key_lines), None), message)
+    problems = [(str(yaml_path), next((key_lines[k] for k in _prefixes(key) if k in key_lines), 1), message)
                 for key, message in _broken_references(spec)]
     if problems:
         raise PackError(f"{yaml_path}: {problems[0][2]}", problems)
     if spec.name != name:
         raise PackError(f"{yaml_path}: name {spec.name!r} differs from its folder {name!r}",
-                        [(str(yaml_path), key_lines.get("name"), f"name {spec.name!r} is not the folder {name!r}")])
+                        [(str(yaml_path), key_lines.get("name", 1), f"name {spec.name!r} is not the folder {name!r}")])
     return Pack(spec=spec, yaml_path=yaml_path,
                 rule_files=sorted((root / "asp_rules" / name).glob("*.lp")),
                 domain_pddl=root / "pddl" / name / "domain.pddl",
