@@ -193,11 +193,11 @@ class Retriever:
         points at gives nothing. When no clause asks, the request is one goal: its best."""
         first_threshold = self.first_threshold if first_threshold is None else first_threshold
         clause_threshold = self.first_threshold if clause_threshold is None else clause_threshold
+        if max_goals == 1:  # one goal per request (flow and workflow packs): the best for the whole of it
+            return self._one_goal(query, first_threshold)
         ranked = self.rank(query)
         if not ranked or ranked[0].score < first_threshold:
             return []
-        if max_goals == 1:  # one goal per request (flow packs): the best for the whole of it
-            return ranked[:1]
         clauses = classify(self.clauses(query))
         judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
         best = [top for top, _ in judged]
@@ -254,6 +254,20 @@ class Retriever:
         return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s))
                 for c, s, x in zip(chosen, sources, contexts)][:max_goals]
 
+    def _one_goal(self, query: str, threshold: float) -> list[ScoredGoal]:
+        """A one-goal pack's goal for the request: judged on its words and on its words without values or
+        proper names ("reservation for 7 under the name Hassan Ali" is a reservation whoever Hassan is);
+        nothing below the threshold or closer to an `out_of_scope` example ("book me a flight")."""
+        top, foreign = self._judge(query)
+        bare = without_names(without_values(query))
+        if bare and bare != query:
+            bare_top, bare_foreign = self._judge(bare)
+            if bare_top.score > top.score:
+                top, foreign = bare_top, bare_foreign
+        if foreign or top.score < threshold:
+            return []
+        return [ScoredGoal(top.goal, top.score, query)]
+
     def _best_for_clause(self, clause: str, threshold: float) -> tuple[ScoredGoal, bool]:
         """The clause's best goal (judged without its values, as `rank` does), and without the topic of a
         request to talk ("a call about the P&L" asks for a call) when what is left still names a goal; and
@@ -282,6 +296,14 @@ class Retriever:
             self._protected = [r"\b" + re.sub(r"(\w)s?\b", r"\1s?", re.escape(p)) + r"\b"
                                for p in sorted(found, key=len, reverse=True)]
         return self._protected
+
+
+_NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
+
+
+def without_names(text: str) -> str:
+    """The text without capitalised words inside a sentence (proper names: "Hassan Ali", "O'Neill")."""
+    return re.sub(r"\s+", " ", _NAME_WORD.sub(" ", text.strip())).strip()
 
 
 class DenseRetriever(Retriever):

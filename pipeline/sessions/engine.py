@@ -78,6 +78,11 @@ def apply_delta(pack: Pack, state: SessionState, facts: list[tuple[str, str, str
                         given.values[part] = given.normalized[part]
         given.values[predicate] = words
         given.turns[predicate] = turn
+        if _family(pack, predicate) in FREE_FAMILIES:  # one span is one value, across turns too: an
+            for name in [n for n, other in given.values.items()  # earlier reading of these words goes
+                         if n != predicate and given.turns.get(n, turn) < turn and _family(pack, n) in FREE_FAMILIES
+                         and (other.lower() == words.lower() or _inside(other, words))]:
+                del given.values[name], given.turns[name]
     return "answer" if answered else "switch" if changed else "jump" if given_new else "unrelated"
 
 
