@@ -122,6 +122,11 @@ def get_plan(run_id: str, who: str = Depends(caller)) -> Run:
 
 @app.get("/v1/plans/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
 def get_artifact(run_id: str, name: str, who: str = Depends(caller)) -> str:
+    return owned_artifact(run_id, name, who)
+
+
+def owned_artifact(run_id: str, name: str, who: str) -> str:
+    """One raw artifact of a key's run (the API's endpoint and the web page's downloads); 404 otherwise."""
     if name not in ARTIFACTS:
         raise HTTPException(status_code=404, detail=f"no artifact {name!r} (artifacts: {', '.join(ARTIFACTS)})")
     content = ARTIFACTS[name](get_owned_run(run_id, who))

@@ -6,9 +6,10 @@ from __future__ import annotations
 from fastapi.staticfiles import StaticFiles
 
 from workers.api import app
-from workers.ui import HERE, router
+from workers.ui import HERE, NeedsKey, needs_key, router
 
 app.include_router(router)
+app.add_exception_handler(NeedsKey, needs_key)
 app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
 
 __all__ = ["app"]

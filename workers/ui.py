@@ -10,14 +10,14 @@ import re
 from datetime import date
 from pathlib import Path
 
-from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from pipeline.packs.pack import pack_names
 from pipeline.records import Plan, Run
-from workers.api import TRANSLATORS, PlanRequest, get_owned_run, get_owned_session, submit
+from workers.api import TRANSLATORS, PlanRequest, get_owned_run, get_owned_session, owned_artifact, submit
 from workers.artifacts import ARTIFACTS
 from workers.auth import LOCAL, key_digests, key_id
 
@@ -134,39 +134,28 @@ def login(key: str = Form(...)) -> RedirectResponse:
     return response
 
 
-def _who(request: Request) -> str | RedirectResponse:
-    try:
-        return page_caller(request)
-    except NeedsKey:
-        return RedirectResponse("/ui/login", status_code=303)
+def needs_key(_request: Request, _exc: NeedsKey) -> RedirectResponse:
+    """The app's handler for NeedsKey (registered in workers/app.py): to the key form."""
+    return RedirectResponse("/ui/login", status_code=303)
 
 
 @router.get("", response_class=HTMLResponse)
-def runs_page(request: Request, domain: str = "", status: str = ""):
+def runs_page(request: Request, domain: str = "", status: str = "", who: str = Depends(page_caller)):
     from workers.tasks import session_store, store
 
-    who = _who(request)
-    if isinstance(who, RedirectResponse):
-        return who
     runs = [r for r in store().recent(who) if (not domain or r.domain == domain) and (not status or r.status == status)]
     return _render(request, "runs.html", runs=runs, domain=domain, status=status, domains=pack_names(),
                    live=any(r.status not in ENDED for r in runs), sessions=session_store().recent(who, 20))
 
 
 @router.get("/new", response_class=HTMLResponse)
-def new_page(request: Request):
-    who = _who(request)
-    if isinstance(who, RedirectResponse):
-        return who
+def new_page(request: Request, _who: str = Depends(page_caller)):
     return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=date.today().isoformat())
 
 
 @router.post("/new")
 def new_submit(request: Request, query: str = Form(...), domain: str = Form("quickbooks"), today: str = Form(""),
-               translator: str = Form("hf"), ir: str = Form("")):
-    who = _who(request)
-    if isinstance(who, RedirectResponse):
-        return who
+               translator: str = Form("hf"), ir: str = Form(""), who: str = Depends(page_caller)):
     try:
         body = PlanRequest(query=query, domain=domain, today=today or None, translator=None if ir.strip() else translator,
                            ir=ir if ir.strip() else None)
@@ -181,34 +170,20 @@ def new_submit(request: Request, query: str = Form(...), domain: str = Form("qui
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-def run_page(request: Request, run_id: str):
-    who = _who(request)
-    if isinstance(who, RedirectResponse):
-        return who
+def run_page(request: Request, run_id: str, who: str = Depends(page_caller)):
     run = get_owned_run(run_id, who)
     return _render(request, "run.html", run=run, live=run.status not in ENDED, total=sum(run.timings_ms.values()))
 
 
 @router.get("/runs/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
-def artifact(request: Request, run_id: str, name: str):
-    who = _who(request)
-    if isinstance(who, RedirectResponse):
-        return who
-    if name not in ARTIFACTS:
-        raise HTTPException(status_code=404, detail=f"no artifact {name!r}")
-    content = ARTIFACTS[name](get_owned_run(run_id, who))
-    if content is None:
-        raise HTTPException(status_code=404, detail=f"run {run_id} has no {name}")
-    return PlainTextResponse(content, headers={"Content-Disposition": f'inline; filename="{name}"'})
+def artifact(run_id: str, name: str, who: str = Depends(page_caller)):
+    return PlainTextResponse(owned_artifact(run_id, name, who), headers={"Content-Disposition": f'inline; filename="{name}"'})
 
 
 @router.get("/sessions/{session_id}", response_class=HTMLResponse)
-def session_page(request: Request, session_id: str):
+def session_page(request: Request, session_id: str, who: str = Depends(page_caller)):
     from workers.tasks import store
 
-    who = _who(request)
-    if isinstance(who, RedirectResponse):
-        return who
     state = get_owned_session(session_id, who)
     runs: dict[str, Run] = {t.run_id: store().load(t.run_id) for t in state.turns if t.run_id}
     return _render(request, "session.html", state=state, runs=runs)
