@@ -63,6 +63,17 @@ def _is_contact(span: str) -> bool:
     return bool(_PHONE_LIKE.fullmatch(span.strip())) and len(re.sub(r"\D", "", span)) >= 7
 
 
+def _without_breakdown(counts: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:
+    """A count that is the sum of the others is the total, and the others its parts ("six of us, four
+    adults and two kids"): only the total is a value."""
+    numbers = {sp: int(values[sp]) for sp in counts if str(values[sp]).isdigit()}
+    for sp, total in numbers.items():
+        parts = [n for other, n in numbers.items() if other != sp]
+        if len(parts) >= 2 and sum(parts) == total:
+            return [sp]
+    return counts
+
+
 def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
     normaliser reads, and what it reads it as. Free text (an invoice's detail) may be any short span."""
@@ -80,14 +91,16 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     read_times = {sp: NORMALIZERS["time"](text[sp[0]:sp[1]]) for sp in plain if _TIME_MARK.search(text[sp[0]:sp[1]])}
     times = _smallest([sp for sp, t in read_times.items() if t is not None], read_times)
     claimed = readable_periods + amounts + contacts + times  # words of these are no free text
+    person_names: list[tuple[int, int]] = []  # capitalised names a full-name argument reads: no service or goods
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
             candidates[name] = [text[a:b] for a, b in readable_periods]
         elif extra.normalizer == "full_name":
             # The whole name only ("Emma Wilson", not "Emma"): its parts are what the part arguments are for.
-            candidates[name] = list(dict.fromkeys(text[a:b] for a, b in _maximal(
-                [(a, b) for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
-                 and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None])))
+            names = _maximal([(a, b) for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
+                              and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None])
+            candidates[name] = list(dict.fromkeys(text[a:b] for a, b in names))
+            person_names += [(a, b) for a, b in names if all(w[:1].isupper() for w in _TOKEN.findall(text[a:b]))]
     for name, spec in pack.spec.arguments.items():
         found: dict[str, None] = {}
         if spec.normalizer == "date":
@@ -99,7 +112,11 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 found[text[sp[0]:sp[1]]] = None
                 found[dates.format_date(p.end if name == "end_date" else p.start)] = None
         elif spec.normalizer == "lowercase_text":
-            for a, b in _maximal(_phrases(pack, text, spans, claimed)):
+            phrases = _maximal(_phrases(pack, text, spans, claimed))
+            # A person's name is no service while the request names something else ("invoice Ann Lee for
+            # the tile job"); alone it may be one ("bill them for Logo Design").
+            phrases = [sp for sp in phrases if not _overlaps(sp, person_names)] or phrases
+            for a, b in phrases:
                 found[text[a:b]] = None
                 found[text[a:b].lower()] = None
         elif spec.normalizer == "title_text":
@@ -134,7 +151,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                     or (spec.normalizer == "time" and _TIME_MARK.search(text[sp[0]:sp[1]]))]
             normalize = NORMALIZERS[spec.normalizer]
             values = {sp: normalize(text[sp[0]:sp[1]]) for sp in pool}
-            for sp in _smallest([sp for sp in pool if values[sp] is not None], values):
+            read = _smallest([sp for sp in pool if values[sp] is not None], values)
+            if spec.normalizer == "integer":
+                read = _without_breakdown(read, values)
+            for sp in read:
                 found[text[sp[0]:sp[1]]] = None
                 found[values[sp]] = None
         elif spec.normalizer == "amount":
@@ -168,7 +188,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
 
 def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans that may be free text naming a thing ("logo design"): short, without the words of a date, an
-    amount, a time or a contact, of the pack's goals ("invoice") or of the request itself ("make", "for")."""
+    amount, a time or a contact, of the pack's goals ("invoice") or of the request itself ("make", "for"),
+    and without a clause's subject."""
     phrases = []
     for a, b in spans:
         words = [w.lower() for w in _TOKEN.findall(text[a:b])]
@@ -176,12 +197,14 @@ def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[
             continue
         if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS
                 or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
-                or _overlaps((a, b), claimed)):
+                or _overlaps((a, b), claimed) or set(words) & _SUBJECT_PRONOUNS):
             continue
         phrases.append((a, b))
     return phrases
 
 
+# A subject starts a clause about the thing, not its name ("the tile job we just wrapped up" names "tile job").
+_SUBJECT_PRONOUNS = set("i we you he she they".split())
 _EDGE_WORDS = set("a an the for of to and or with about from in on at my our your me i please pls".split())
 # Words of the request itself, not of the thing it names: never part of free text.
 _REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
@@ -268,8 +291,21 @@ def _goal_words(pack: Pack) -> set[str]:
 
 # Arguments whose words, once present, are the value: a readable date, amount, email, phone or listed
 # value in the goal's own words is written (the LLM picks which one), never left out. Names and free text
-# are written only if the LLM chooses to.
+# are written only if the LLM chooses to, except a whole name written as one (`_written_as_name`).
 FORCED_NORMALIZERS = {"date", "amount", "email", "phone", "choice"}
+
+
+def _written_as_name(value: str) -> bool:
+    """A whole name written as one ("Ana Ruiz"): two or more words, each capitalised. Once in a goal's
+    words it is the goal's person, so it is written, not left to the model."""
+    words = _TOKEN.findall(value)
+    return len(words) >= 2 and all(w[:1].isupper() for w in words)
+
+
+def _names_person(pack: Pack, predicate: str, candidates: dict[str, list[str]]) -> bool:
+    """Whether a full-name predicate has a whole name written as one among the goal's values."""
+    return pack.value_spec(predicate).normalizer == "full_name" and any(
+        _written_as_name(v) for v in candidates.get(predicate, []))
 
 
 def _naming_words(pack: Pack, goal: str) -> set[str]:
@@ -341,7 +377,10 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     def fact(predicate: str, gid: str, argument: str, position: int) -> str | None:
         """The fact giving one argument, or None when nothing can fill it."""
         candidates = by_position.get(position, whole)
-        options = [_literal(_asp_string(v)) for v in candidates.get(argument, [])]
+        # A whole name is what gives its parts, never one part ("Ana Ruiz" is no family name).
+        wholes = {v for extra, spec in pack.spec.ir_extra.items() if argument in spec.gives
+                  and spec.normalizer == "full_name" for v in candidates.get(extra, []) if _written_as_name(v)}
+        options = [_literal(_asp_string(v)) for v in candidates.get(argument, []) if v not in wholes]
         spec = pack.spec.arguments.get(argument)
         if spec is not None and spec.accepts_output and count > 1:
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
@@ -352,9 +391,10 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         values = define(f"v_{argument}_{position}", " | ".join(options))
         return f"{_literal(f'_{predicate}({gid}, ')} {values} {_literal(').' + chr(10))}"
 
-    def optional(argument: str, rule: str) -> str:
+    def optional(argument: str, rule: str, position: int) -> str:
         spec = pack.value_spec(argument)
-        forced = spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period"
+        forced = spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period" or \
+            _names_person(pack, argument, by_position.get(position, whole))
         return f"({rule})" if fixed and forced else f"({rule})?"
 
     def goal_rule(goal: str, position: int) -> str:
@@ -374,12 +414,14 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                 one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]])
                               for i in range(len(each))]
                 alternatives = ([together] if together else []) + one_by_one
+                if fixed and together and _names_person(pack, extra, by_position.get(position, whole)):
+                    alternatives = [together]  # written whole ("Ana Ruiz"): the name, not a guess at its parts
                 if alternatives:
-                    parts.append(optional(extra, " | ".join(f"({a})" for a in alternatives)))
+                    parts.append(optional(extra, " | ".join(f"({a})" for a in alternatives), position))
                 given_by_extra |= set(extra_spec.gives)
         for argument in takes:
             if argument not in given_by_extra and (f := fact(argument, gid, argument, position)):
-                parts.append(optional(argument, f))
+                parts.append(optional(argument, f, position))
         return define(name, " ".join(parts))
 
     none = _literal(NONE_LINE + "\n")

@@ -8,6 +8,7 @@ until nothing scores above the threshold; the result is an ordered shortlist wit
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import os
 import re
@@ -29,6 +30,10 @@ NEXT_THRESHOLD = 0.25
 # A clause that asks only by being a bare noun phrase ("not sure of the amount yet") names a goal only above this.
 BARE_PHRASE_THRESHOLD = 0.45
 MAX_GOALS = 3
+# A word rarer than this in English and not the pack's own is read as a misspelling of the pack word it is
+# closest to ("expnse" is "expense"), if one is close enough.
+MISSPELLING_ZIPF = 2.0
+MISSPELLING_CUTOFF = 0.8
 
 
 def packaged_embedding_model() -> str:
@@ -97,6 +102,8 @@ class Retriever:
         self.doc_goals = [g for g, _ in docs]
         self.doc_texts = [t for _, t in docs]
         self._goal_of_doc = np.array([self.goals.index(g) for g in self.doc_goals])
+        self.vocabulary = sorted({w for t in self.doc_texts + list(pack.spec.out_of_scope)
+                                  for w in re.findall(r"[a-z&]+", t.lower())})
 
     def _per_goal(self, doc_scores: np.ndarray) -> dict[str, float]:
         best = np.full(len(self.goals), -1.0)
@@ -123,7 +130,7 @@ class Retriever:
 
     def _ranked(self, judged: str, source: str) -> tuple[list[ScoredGoal], object]:
         """Every goal by its score for the words judged, and their state (for the out-of-scope test)."""
-        state = self.state(judged)
+        state = self.state(self.spelled(judged))
         scores = self.scores(state)
         return [ScoredGoal(g, s, source) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])], state
 
@@ -235,6 +242,8 @@ class Retriever:
                 continue
             # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
             pointed_at = [t for t in story if t not in words] if clause.refers_back else []
+            if clause.refers_back and not pointed_at and sources and _PERSON_PRONOUN.search(clause.text):
+                pointed_at = [t for t in sources[-1] if t not in words]  # "bill Ann Lee ..., update her record"
             if not chosen:
                 words = [*leading, *words]
             story, following = [], True
@@ -286,6 +295,22 @@ class Retriever:
         ranked, state = self._ranked(words, words)
         return ranked[0], self.scope_score(state) > ranked[0].score
 
+    def spelled(self, text: str) -> str:
+        """The text with each lower-case word that is no English word and not the pack's own replaced by
+        the pack word it misspells ("the expnse report"): a typo must not hide the goal it names."""
+        from wordfreq import zipf_frequency
+
+        known = set(self.vocabulary)
+
+        def fix(match: re.Match) -> str:
+            word = match.group()
+            if len(word) < 4 or word in known or zipf_frequency(word, "en") >= MISSPELLING_ZIPF:
+                return word
+            close = difflib.get_close_matches(word, self.vocabulary, n=1, cutoff=MISSPELLING_CUTOFF)
+            return close[0] if close else word
+
+        return re.sub(r"(?<![\w@.])[a-z]+(?![\w@])", fix, text)
+
     @property
     def protected_phrases(self) -> list[str]:
         if not hasattr(self, "_protected"):
@@ -298,6 +323,7 @@ class Retriever:
         return self._protected
 
 
+_PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 
 

@@ -30,7 +30,7 @@ look find check connect put set open tell list generate prepare grab print expor
 break book schedule start file cancel refund move transfer recommend let lemme gimme add record compare
 calculate figure see chat talk call phone ring contact track draft issue delete remove pay suggest advise
 write fetch display produce bring lookup locate search pls please need want gotta fill reach text
-message dm""".split())
+message dm ping""".split())
 
 # A want or need in the first person ("all i need right now is ...", "i'd like", "we wanna").
 _WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
@@ -102,7 +102,7 @@ def speech_act(text: str) -> str:
         return TELLS
     # No opener: a bare noun phrase ("expense report for Q3") asks; one with a finite verb ("sales were
     # up", "payroll went out wrong", "partner thinks ...") or a participle ("applying for a loan") tells.
-    if head in FINITE or head.endswith(("ing", "ed")):  # "lost a lot of business", "applying for a loan"
+    if head in FINITE or len(head) > 4 and head.endswith(("ing", "ed")):  # "applying for a loan", not "ring"
         return TELLS
     # Only the clause's own verbs count, not those of a clause inside it ("advice on whether we can ...").
     nested = next((i for i, t in enumerate(rest) if t in NESTED), len(rest))

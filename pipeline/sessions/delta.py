@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from pipeline.llm.grammar import _FUNCTION_WORDS, _TOKEN, _asp_string, _literal, _naming_words, value_candidates
+from pipeline.llm.grammar import (_FUNCTION_WORDS, _TOKEN, _asp_string, _literal, _naming_words, _written_as_name,
+                                  value_candidates)
 from pipeline.llm.prompt import goal_arguments
 from pipeline.packs.pack import Pack
 from pipeline.sessions.records import SessionState
@@ -238,12 +239,23 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
     for predicate, goal_ids in by_predicate.items():
         family = _family(pack, predicate)
         free = family in FREE_FAMILIES
-        if family in taken or (free and answered) or any(s.predicate == predicate for s in slots):
+        if family in taken or any(s.predicate == predicate for s in slots):
+            continue
+        if free and answered:
+            # Besides an answer, only a person's whole name written as one is taken unasked, and then it is
+            # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context.
+            if family != "person_name" or any(predicate in extra.gives for extra in pack.spec.ir_extra.values()):
+                continue  # a part of a name ("Ruiz") is never one written whole
+            named_values = {gid: [v for v in fresh(gid, predicate) if _written_as_name(v)] for gid in goal_ids}
+            goal_ids = [gid for gid in goal_ids if named_values[gid] and not _has_value(pack, by_id[gid], predicate)]
+            if goal_ids:
+                slots.append(Slot(goal_ids, predicate, named_values[goal_ids[0]], optional=False))
             continue
         if family == "date" and predicate not in pack.spec.ir_extra and any(
                 predicate in extra.gives for extra in pack.spec.ir_extra.values()):
             continue  # a start or end date alone is given only when asked; a new period comes whole
-        if free and not switching:  # unasked free words fill an empty slot, unless the message changes one
+        if not switching:  # unasked words fill an empty slot; they change a given one only with a switch
+            # cue ("actually", "instead"): "is it going to rain today?" moves no report to today
             goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
         goal_ids = sorted(goal_ids, key=lambda gid: (gid not in named, gid != pending_goal))
         values = list(dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate)))

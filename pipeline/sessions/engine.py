@@ -25,7 +25,8 @@ from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionS
 def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
     """The session's goals from an opening's IR. One span is one value: words given for two arguments of
     one goal ("Bella Notte" as the restaurant and the contact name) stay with the first, and a name or
-    free text inside another of the goal's values ("Petit Jardin" of "Le Petit Jardin") is no value."""
+    free text inside another free value of the goal ("Petit Jardin" of "Le Petit Jardin") is no value; a
+    name inside an email or phone is still a name."""
     goals: dict[str, Given] = {}
     for fact in checked.facts:
         if fact.predicate == "_goal":
@@ -42,7 +43,8 @@ def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
     for given in goals.values():
         for predicate, words in list(given.values.items()):
             if _family(pack, predicate) in FREE_FAMILIES and any(
-                    _inside(words, other) for name, other in given.values.items() if name != predicate):
+                    _inside(words, other) for name, other in given.values.items()
+                    if name != predicate and _family(pack, name) in FREE_FAMILIES):
                 del given.values[predicate], given.turns[predicate]
     return list(goals.values())
 

@@ -106,3 +106,29 @@ def test_an_amount_may_begin_with_a_but_free_text_never_ends_on_a_function_word(
     assert "1000.00" in found["invoice_amount"]
     assert "tree trimming" in found["invoice_detail"]
     assert not any(v.split()[-1] in {"asap", "them"} or v.split()[0] == "them" for v in found["invoice_detail"])
+
+
+def test_a_count_beside_its_breakdown_is_the_total():
+    from pipeline.packs.pack import load_pack
+
+    tables = load_pack("restaurant_reservation")
+    assert value_candidates(tables, "nine of us: seven grown-ups and two toddlers", TODAY)["party_size"] == ["nine", "9"]
+    assert set(value_candidates(tables, "3 adults, maybe 2 more later", TODAY)["party_size"]) == {"3", "2"}
+
+
+def test_free_text_names_a_thing_not_a_clause_or_a_person_beside_it(pack):
+    found = value_candidates(pack, "bill Ines Duarte 900 for the roof patching we did on friday", TODAY)
+    assert "roof patching" in found["invoice_detail"]
+    assert not any(w in v.lower().split() for v in found["invoice_detail"] for w in ("we", "ines", "duarte"))
+    alone = value_candidates(pack, "invoice 300 for Brand Refresh", TODAY)  # a capitalised thing, nothing else
+    assert "brand refresh" in alone["invoice_detail"]
+
+
+def test_a_whole_name_in_a_goals_words_is_written_whole(pack, compiler):
+    query = "swap the email on file for Tomas Berg to tb@fjord.no"
+    grammar = ir_grammar(pack, query, TODAY, ["update_customer"], fixed=True)
+    whole = '_goal(g1, update_customer).\n_customer_name(g1, "Tomas Berg").\n_customer_email(g1, "tb@fjord.no").\n'
+    assert accepts(compiler, grammar, whole)
+    assert not accepts(compiler, grammar, whole.replace('_customer_name(g1, "Tomas Berg").\n', ""))
+    assert not accepts(compiler, grammar, whole.replace("_customer_name", "_customer_family_name"))
+    assert not accepts(compiler, grammar, whole.replace('_customer_name(g1, "Tomas Berg")', '_customer_family_name(g1, "Tomas")'))

@@ -135,3 +135,21 @@ def test_a_story_is_no_context_for_a_clause_that_points_at_nothing(retriever):
 
 def test_a_title_does_not_end_a_clause_and_a_lone_word_stays_with_its_clause(retriever):
     assert retriever.clauses("update Dr. Okafor, okafor@clinic.net") == ["update Dr. Okafor, okafor@clinic.net"]
+
+
+def test_a_misspelled_goal_word_still_names_its_goal(retriever):
+    assert retriever.spelled("the quartely expnse numbers, Tomasz") == "the quarterly expense numbers, Tomasz"
+    assert retriever.spelled("lending") == "lending"  # an English word stays itself
+    [found] = retriever.by_clause("pls send me the expnse summary")
+    assert found.goal == "expense_report"
+
+
+def test_a_short_verb_ending_in_ing_still_asks():
+    assert speech_act("ping the support team about the bill") == ASKS
+    assert speech_act("ring me tomorrow") == ASKS
+
+
+def test_her_or_his_points_back_at_the_person_the_goal_before_named(retriever):
+    found = retriever.by_clause("bill Rosa Vidal $200 for tutoring, and fix her phone number to 646 555 0199")
+    assert [g.goal for g in found] == ["create_invoice", "update_customer"]
+    assert "Rosa Vidal" in found[1].context

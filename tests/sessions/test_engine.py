@@ -27,6 +27,18 @@ def test_an_unrelated_turn_gives_nothing_and_the_question_is_asked_again(engine)
     assert state.turns[-1].kind == "unrelated" and again.executed == first.executed
 
 
+def test_a_value_in_passing_changes_nothing_given_without_a_switch_cue(engine):
+    state = engine.open("quickbooks", TODAY)
+    first = engine.reply(state, "get me the expenses for last quarter and have an agent reach out about them")
+    assert first.kind == "ask" and first.slot == "contact_channel"
+    again = engine.reply(state, "random thought, will it snow today?")
+    assert again.kind == "ask" and again.slot == "contact_channel"
+    assert state.turns[-1].kind == "unrelated" and again.executed == first.executed
+    done = engine.reply(state, "a phone call works")
+    assert done.kind == "done", done.text
+    assert done.result[0].args == {"start_date": "07/01/2024", "end_date": "09/30/2024"}
+
+
 def test_a_jump_is_kept_and_never_asked_for(engine):
     state = engine.open("quickbooks", TODAY)
     reply = engine.reply(state, "please update the customer record for Dana Kim")
@@ -111,6 +123,16 @@ def test_a_workflow_runs_no_api_before_the_calls_it_needs_even_when_the_user_jum
     assert executed[2]["args"] == {"availability_id": {"ref": 1}, "contact_name": "Maya Lindgren",
                                    "contact_phone": "312-555-0147"}
     assert set(state.asked) == {"restaurant_name"}  # asked again after the jump, nothing else
+
+
+def test_a_whole_name_beside_an_answer_is_kept_and_never_asked_for(engine):
+    state = engine.open("restaurant_reservation", TODAY)
+    reply = engine.reply(state, "could you reserve us a table at Blue Heron")
+    assert reply.kind == "ask" and reply.slot == "party_size"
+    reply = engine.reply(state, "seven of us, four adults and three kids, and book it under Omar Haddad")
+    assert reply.kind == "ask" and reply.slot not in ("party_size", "contact_name")
+    given = state.goals[0].normalized
+    assert given["party_size"] == "7" and given["contact_name"] == "Omar Haddad"
 
 
 def test_the_controller_refuses_a_call_before_its_pdl_precondition(engine):
