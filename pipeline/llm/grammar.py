@@ -52,6 +52,11 @@ _TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
 
+# A day after "by" or "before" is when the user needs something, not a value ("she needs it by friday"); and
+# "now" alone is the moment of asking ("all i need right now is ...").
+_DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
+
+
 def _overlaps(span: tuple[int, int], others: list[tuple[int, int]]) -> bool:
     return any(a < span[1] and span[0] < b for a, b in others)
 
@@ -84,7 +89,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     plain = [sp for sp in spans if not _overlaps(sp, contacts)]
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in plain}
     periods = {sp: p for sp, p in periods.items() if p is None or 1900 <= p.start.year <= 2199}
-    readable_periods = _maximal([sp for sp in plain if periods[sp] is not None])
+    readable_periods = [sp for sp in _maximal([sp for sp in plain if periods[sp] is not None])
+                        if not _DEADLINE.search(text[:sp[0]]) and text[sp[0]:sp[1]].lower() != "now"]
     candidates: dict[str, list[str]] = {}
     amounts = [sp for sp in plain if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
                and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.packs.pack import Pack
-from pipeline.retrieval.speech_acts import classify, without_topic
+from pipeline.retrieval.speech_acts import classify, names_nothing, without_topic
 from pipeline.settings import settings
 from pipeline.values.spans import without_values
 
@@ -229,9 +229,20 @@ class Retriever:
             goal, score, words = top.goal, top.score, [clause.text]
             needed = BARE_PHRASE_THRESHOLD if clause.bare else clause_threshold
             earlier = [k for k in range(i) if k not in foreign]
-            if score < needed and clause.refers_back and earlier:
-                j = max(earlier, key=lambda k: best[k].score)
-                goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
+            if clause.refers_back and earlier:
+                # Below the threshold it asks for the best goal before it ("pls generate it"). Above it, a
+                # clause whose only words are a request verb and a reference asks for the story just before
+                # it when that names a goal better ("the bank wants our expenses for Q2, can you pull them");
+                # "call me about it" names its own.
+                told = [k for k in earlier if clauses[k].text in story]
+                j = None
+                if score < needed:
+                    j = max(earlier, key=lambda k: best[k].score)
+                elif told and names_nothing(clause.text):
+                    j = max(told, key=lambda k: best[k].score)
+                    j = j if best[j].score > score else None
+                if j is not None:
+                    goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
             if score < needed:
                 if sources and not clause.refers_back and not story:
                     sources[-1].append(clause.text)  # a fragment of the request before it ("..., for March")

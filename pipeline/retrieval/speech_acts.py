@@ -135,6 +135,17 @@ def refers_back(text: str) -> bool:
     return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""]))
 
 
+_ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
+
+
+def names_nothing(text: str) -> bool:
+    """Whether a clause is only the asking ("can you pull them", "pls update that too"): a request verb, a
+    reference, who asks and who does; no word that could name what is asked for."""
+    tokens = words(without_values(text))
+    return all(t in FILLERS | QUESTION_OPENERS | SUBJECTS | REFERENCES | REQUEST_VERBS | _SOMEONE | _PARTICLES
+               | _ASKING_ONLY for t in tokens)
+
+
 def classify(clauses: list[str]) -> list[Clause]:
     acts = [speech_act(c) for c in clauses]
     return [Clause(c, act != TELLS, refers_back(c), act == ASKS_BY_PHRASE) for c, act in zip(clauses, acts)]

@@ -153,3 +153,18 @@ def test_her_or_his_points_back_at_the_person_the_goal_before_named(retriever):
     found = retriever.by_clause("bill Rosa Vidal $200 for tutoring, and fix her phone number to 646 555 0199")
     assert [g.goal for g in found] == ["create_invoice", "update_customer"]
     assert "Rosa Vidal" in found[1].context
+
+
+def test_a_bare_request_that_points_back_asks_for_the_story_before_it(retriever):
+    [found] = retriever.by_clause("we re-roofed the barn in Q1 and the insurer wants our spending for that quarter, "
+                                  "can you grab those")
+    assert found.goal == "expense_report"
+    # One that names its own goal keeps it, even when the story names another more clearly.
+    found = retriever.by_clause("show me the P&L for March and then get me on a call to go over it")
+    assert [g.goal for g in found] == ["profit_loss_report", "contact_agent"]
+
+
+def test_a_deadline_or_now_is_no_report_period(pack):
+    found = value_candidates(pack, "right now i need the sales report for Q3 '23, the auditor wants it by tuesday",
+                             date(2024, 8, 1))["period"]
+    assert found == ["for Q3 '23"]
