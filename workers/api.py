@@ -187,11 +187,14 @@ def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> 
                                                     f"{settings().max_session_messages} messages")
     turn = enqueue_message(session_id, body.text)
     deadline = time.monotonic() + settings().session_reply_timeout_s
-    while time.monotonic() < deadline:
+    while True:
         state = _sessions().load(session_id)
         if state is not None and len(state.turns) > turn:
             return state.turns[turn].reply
-        time.sleep(0.05)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        _sessions().wait_answered(session_id, turn, min(left, 1.0))  # woken when the turn is written
     raise HTTPException(status_code=504, detail=f"turn {turn} is still running: GET /v1/sessions/{session_id} "
                                                 f"shows its reply when it is done")
 

@@ -52,7 +52,8 @@ class RunStore:
 
 class SessionStore:
     """`<prefix><id>`: the state; `:inbox`: the messages, a list whose index is the turn; `:turn:<i>`: the
-    translated turn waiting for its symbolic half; `:lock`: held while a turn's state is written."""
+    translated turn waiting for its symbolic half; `:answered:<i>`: a wake-up once turn i is written;
+    `:lock`: held while a turn's state is written."""
 
     def __init__(self, url: str | None = None, ttl_s: int | None = None):
         self.client = _client(url)
@@ -65,7 +66,15 @@ class SessionStore:
         with self.client.pipeline() as pipe:  # the whole session lives (and expires) together
             pipe.set(self._key(state.id), state.model_dump_json(), ex=self.ttl_s)
             pipe.expire(self._key(state.id, "inbox"), self.ttl_s)
+            if state.turns:  # wake whoever waits for this turn's reply
+                answered = self._key(state.id, "answered", str(len(state.turns) - 1))
+                pipe.rpush(answered, 1)
+                pipe.expire(answered, self.ttl_s)
             pipe.execute()
+
+    def wait_answered(self, session_id: str, turn: int, timeout_s: float) -> None:
+        """Block until the turn's state is written or the timeout passes (the caller then reads the state)."""
+        self.client.blpop([self._key(session_id, "answered", str(turn))], timeout=max(timeout_s, 0.01))
 
     def load(self, session_id: str) -> SessionState | None:
         data = self.client.get(self._key(session_id))

@@ -246,7 +246,9 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
             # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context.
             if family != "person_name" or any(predicate in extra.gives for extra in pack.spec.ir_extra.values()):
                 continue  # a part of a name ("Ruiz") is never one written whole
-            named_values = {gid: [v for v in fresh(gid, predicate) if _written_as_name(v)] for gid in goal_ids}
+            answer = {w.lower() for slot in slots for v in slot.values for w in _TOKEN.findall(v)}
+            named_values = {gid: [v for v in fresh(gid, predicate) if _written_as_name(v)  # and not the answer's
+                                  and not {w.lower() for w in _TOKEN.findall(v)} & answer] for gid in goal_ids}
             goal_ids = [gid for gid in goal_ids if named_values[gid] and not _has_value(pack, by_id[gid], predicate)]
             if goal_ids:
                 slots.append(Slot(goal_ids, predicate, named_values[goal_ids[0]], optional=False))

@@ -145,3 +145,12 @@ def test_the_controller_refuses_a_call_before_its_pdl_precondition(engine):
         engine._run_once(state, "book_table", {"availability_id": "a1", "contact_name": "Ana Lopez",
                                                "contact_phone": "617-555-0199"}, executor, 0)
     assert state.executed == []
+
+
+def test_a_name_that_answers_the_question_is_no_other_slots_name_too(engine):
+    state = engine.open("restaurant_reservation", TODAY)
+    reply = engine.reply(state, "a table for two on friday at 8pm please")
+    assert reply.kind == "ask" and reply.slot == "restaurant_name"
+    reply = engine.reply(state, "Golden Lotus Kitchen")
+    assert reply.kind == "ask" and reply.slot == "contact_name"
+    assert "contact_name" not in state.goals[0].values
