@@ -14,12 +14,13 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from pipeline.packs.pack import Pack
-from pipeline.retrieval.speech_acts import classify, names_nothing, without_topic
+from pipeline.retrieval.speech_acts import asks_how, classify, names_nothing, without_topic
 from pipeline.settings import settings
 from pipeline.values.spans import without_values
 
@@ -102,8 +103,9 @@ class Retriever:
         self.doc_goals = [g for g, _ in docs]
         self.doc_texts = [t for _, t in docs]
         self._goal_of_doc = np.array([self.goals.index(g) for g in self.doc_goals])
-        self.vocabulary = sorted({w for t in self.doc_texts + list(pack.spec.out_of_scope)
-                                  for w in re.findall(r"[a-z&]+", t.lower())})
+        self._known = frozenset(w for t in self.doc_texts + list(pack.spec.out_of_scope)
+                                for w in re.findall(r"[a-z&]+", t.lower()))
+        self.vocabulary = sorted(self._known)  # the pack's words, for spelling
 
     def _per_goal(self, doc_scores: np.ndarray) -> dict[str, float]:
         best = np.full(len(self.goals), -1.0)
@@ -294,28 +296,37 @@ class Retriever:
         whether those words ask for what the pack declares it does not serve (they are closer to one of its
         `out_of_scope` examples than to any goal)."""
         clause = without_values(clause)
+        # A question how to do something asks for a goal whose examples ask so ("how do I void a check"),
+        # whatever thing it names ("how do I write off an invoice" is no new invoice).
+        among = self.how_goals if asks_how(clause) else None
         head = without_topic(clause)
         if head is not None:
-            top, foreign = self._judge(head)
+            top, foreign = self._judge(head, among)
             if top.score >= threshold:
                 return top, foreign
-        return self._judge(clause)
+        return self._judge(clause, among)
 
-    def _judge(self, words: str) -> tuple[ScoredGoal, bool]:
-        """The best goal for the words (its source: the words judged), and whether they are out of scope."""
+    @cached_property
+    def how_goals(self) -> list[str] | None:
+        """The goals some of whose examples ask how to do something (None when no goal's do)."""
+        found = [g for g in self.goals if any(asks_how(e) for e in self.pack.spec.goals[g].examples)]
+        return found or None
+
+    def _judge(self, words: str, among: list[str] | None = None) -> tuple[ScoredGoal, bool]:
+        """The best goal for the words (of `among`, default all; its source: the words judged), and whether
+        they are out of scope."""
         ranked, state = self._ranked(words, words)
-        return ranked[0], self.scope_score(state) > ranked[0].score
+        top = next((g for g in ranked if among is None or g.goal in among), ranked[0])
+        return top, self.scope_score(state) > top.score
 
     def spelled(self, text: str) -> str:
         """The text with each lower-case word that is no English word and not the pack's own replaced by
         the pack word it misspells ("the expnse report"): a typo must not hide the goal it names."""
         from wordfreq import zipf_frequency
 
-        known = set(self.vocabulary)
-
         def fix(match: re.Match) -> str:
             word = match.group()
-            if len(word) < 4 or word in known or zipf_frequency(word, "en") >= MISSPELLING_ZIPF:
+            if len(word) < 4 or word in self._known or zipf_frequency(word, "en") >= MISSPELLING_ZIPF:
                 return word
             close = difflib.get_close_matches(word, self.vocabulary, n=1, cutoff=MISSPELLING_CUTOFF)
             return close[0] if close else word

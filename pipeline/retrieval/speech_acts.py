@@ -135,6 +135,14 @@ def refers_back(text: str) -> bool:
     return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""]))
 
 
+_HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
+
+
+def asks_how(text: str) -> bool:
+    """Whether a clause asks how to do something ("how do i void a check", "show me how to ...")."""
+    return _HOW.search(text.strip()) is not None
+
+
 _ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
 
 

@@ -168,3 +168,11 @@ def test_a_deadline_or_now_is_no_report_period(pack):
     found = value_candidates(pack, "right now i need the sales report for Q3 '23, the auditor wants it by tuesday",
                              date(2024, 8, 1))["period"]
     assert found == ["for Q3 '23"]
+
+
+def test_a_question_how_to_do_something_asks_for_instructions_whatever_it_names(retriever):
+    found = retriever.by_clause("find the $88 charge from June 2, and how do i write off an invoice a tenant skipped")
+    assert [g.goal for g in found] == ["charge_lookup", "product_help"]
+    assert [g.goal for g in retriever.by_clause("how can I update a customer's billing address in bulk")] == [
+        "product_help"]
+    assert set(retriever.how_goals) == {"product_help", "business_advice"}  # read from the pack's examples
