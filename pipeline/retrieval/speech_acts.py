@@ -135,6 +135,16 @@ def refers_back(text: str) -> bool:
     return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""]))
 
 
+def requests_action(text: str) -> bool:
+    """Whether a clause asks the agent to do something (an imperative, a want, "can you ..."), not a
+    question about the business ("do you charge for this?", "are you open sundays?")."""
+    tokens = words(text)
+    first = 0
+    while first < len(tokens) - 1 and tokens[first] in FILLERS:
+        first += 1
+    return bool(tokens) and (tokens[first] in REQUEST_VERBS or _WANT.search(text) is not None)
+
+
 _HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
 
 

@@ -184,6 +184,20 @@ def _has_value(pack: Pack, given, predicate: str) -> bool:
     return any(name in given.values or name in given.normalized for name in related)
 
 
+def asked_goals(pack: Pack, state: SessionState, message: str) -> list[str]:
+    """The goals a later message asks for that the session does not have yet ("oh, and pull the P&L for
+    March too"): a clause of it asks for the goal (retrieval, as for an opening) and asks the agent to act;
+    a question about the business ("do you charge for this?") adds nothing. One-goal packs add nothing."""
+    from pipeline.retrieval.retrievers import get_retriever
+    from pipeline.retrieval.speech_acts import requests_action
+
+    if len(pack.requestable_goals()) < 2:
+        return []
+    have = {g.goal for g in state.goals}
+    return [scored.goal for scored in get_retriever(pack).by_clause(message)
+            if scored.goal not in have and requests_action(scored.source)]
+
+
 def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
     stems = {_stem(w) for w in re.findall(r"[a-z&]+", text.lower())}
     return [g.goal_id for g in state.goals if _naming_words(pack, g.goal) & stems]

@@ -17,7 +17,7 @@ from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import FREE_FAMILIES, _family, translate_delta
+from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, get_executor
 from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn, TurnInput
 
@@ -47,6 +47,28 @@ def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
                     if name != predicate and _family(pack, name) in FREE_FAMILIES):
                 del given.values[predicate], given.turns[predicate]
     return list(goals.values())
+
+
+def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
+    """Add the goals a later message's own translation asks for that the session lacks, under new ids; a
+    reference to a goal the session has by that name points at the session's ("and call me about that
+    report"). Whether any was added."""
+    if run.ir is None or run.status == "failed":
+        return False
+    try:
+        found = goals_from_ir(check_ir(run.ir, pack), turn, pack)
+    except StageError:
+        return False
+    have = {g.goal: g.goal_id for g in state.goals}
+    ids = {g.goal_id: have.get(g.goal) for g in found}
+    added = [g for g in found if g.goal not in have]
+    fresh = (f"g{n}" for n in range(1, 100) if f"g{n}" not in {g.goal_id for g in state.goals})
+    for given in added:
+        ids[given.goal_id] = given.goal_id = next(fresh)
+    for given in added:
+        given.refs = {name: ids[ref] for name, ref in given.refs.items() if ids.get(ref)}
+    state.goals.extend(added)
+    return bool(added)
 
 
 def _inside(words: str, other: str) -> bool:
@@ -112,11 +134,15 @@ class SessionEngine:
         if not state.goals:
             run = new_run(message, state.domain, state.today, translator=self.translator)
             return TurnInput(turn=turn, message=message, opening=run_stage(run, "translate"))
+        pack = load_pack(state.domain)
         try:
-            delta = translate_delta(load_pack(state.domain), state, message, backend_for(self.translator))
+            delta = translate_delta(pack, state, message, backend_for(self.translator))
+            added = None
+            if asked_goals(pack, state, message):  # it asks for more: translated as a request of its own
+                added = run_stage(new_run(message, state.domain, state.today, translator=self.translator), "translate")
         except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
             return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
-        return TurnInput(turn=turn, message=message, facts=delta.facts, delta_ir=delta.raw)
+        return TurnInput(turn=turn, message=message, facts=delta.facts, delta_ir=delta.raw, added=added)
 
     def advance(self, state: SessionState, turn_input: TurnInput) -> tuple[Reply, Run | None]:
         """The symbolic half: write the turn's facts into the state, plan it again and carry the plan out
@@ -150,6 +176,8 @@ class SessionEngine:
         else:
             kind = apply_delta(pack, state, turn_input.facts, turn)
             delta_ir = turn_input.delta_ir
+            if turn_input.added is not None and add_goals(pack, state, turn_input.added, turn):
+                kind, delta_ir = "added", delta_ir + (turn_input.added.ir or "")
             run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
         if run.materialized is not None:
             by_id = {g.goal_id: g for g in state.goals}

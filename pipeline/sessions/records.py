@@ -45,7 +45,7 @@ class Given(BaseModel):
 class Turn(BaseModel):
     message: str
     delta_ir: str = Field("", description="the facts this message gave or changed")
-    kind: Literal["opening", "answer", "jump", "switch", "unrelated"] = "answer"
+    kind: Literal["opening", "answer", "jump", "switch", "added", "unrelated"] = "answer"
     reply: Reply
     run_id: str | None = Field(None, description="the Run that planned this turn")
 
@@ -55,6 +55,8 @@ class TurnInput(BaseModel):
     turn: int = Field(description="the message's place in the session (0: the opening)")
     message: str
     opening: Run | None = Field(None, description="the opening: its Run, translated")
+    added: Run | None = Field(None, description="a later message that asks for another goal: it, translated "
+                                                "as a request (its new goals join the session)")
     facts: list[tuple[str, str, str]] = Field([], description="a later message: (goal id, predicate, words)")
     delta_ir: str = ""
     error: str | None = Field(None, description="the message could not be translated (the LLM failed)")

@@ -39,6 +39,22 @@ def test_a_value_in_passing_changes_nothing_given_without_a_switch_cue(engine):
     assert done.result[0].args == {"start_date": "07/01/2024", "end_date": "09/30/2024"}
 
 
+def test_a_goal_asked_for_mid_session_joins_it_and_a_question_about_the_business_adds_none(engine):
+    state = engine.open("quickbooks", TODAY)
+    first = engine.reply(state, "pull the sales report for Q1 2024 and then get me an agent to talk about it")
+    assert first.kind == "ask" and first.slot == "contact_channel"
+    reply = engine.reply(state, "do you charge for the expense reports?")
+    assert state.turns[-1].kind == "unrelated" and len(state.goals) == 2
+    reply = engine.reply(state, "oh and also run the profit and loss for March 2024")
+    assert state.turns[-1].kind == "added" and reply.kind == "ask" and reply.slot == "contact_channel"
+    reply = engine.reply(state, "a video call")
+    assert reply.kind == "done", reply.text
+    calls = {c.api: c.args for c in reply.result}
+    assert calls["profit_loss_api"] == {"start_date": "03/01/2024", "end_date": "03/31/2024"}
+    assert calls["invoice_sales_api"] == {"start_date": "01/01/2024", "end_date": "03/31/2024"}
+    assert calls["contact_us_api"]["contact_channel"] == "video"
+
+
 def test_a_jump_is_kept_and_never_asked_for(engine):
     state = engine.open("quickbooks", TODAY)
     reply = engine.reply(state, "please update the customer record for Dana Kim")
