@@ -135,6 +135,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                     continue  # the pack's own words, or a misspelling of them ("reservaton")
                 if text[a:b].islower() and words != whole:  # lower case: only as a whole answer ("casa lupita")
                     continue
+                if text[max(a - 4, 0):a] == "The " and text[a:a + 1].isupper():
+                    a -= 4  # a capitalised "The" is part of the name ("The Blue Door")
                 found[text[a:b]] = None
                 for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
                     found[run.group()] = None

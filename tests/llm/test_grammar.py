@@ -132,3 +132,11 @@ def test_a_whole_name_in_a_goals_words_is_written_whole(pack, compiler):
     assert not accepts(compiler, grammar, whole.replace('_customer_name(g1, "Tomas Berg").\n', ""))
     assert not accepts(compiler, grammar, whole.replace("_customer_name", "_customer_family_name"))
     assert not accepts(compiler, grammar, whole.replace('_customer_name(g1, "Tomas Berg")', '_customer_family_name(g1, "Tomas")'))
+
+
+def test_a_capitalised_the_is_part_of_a_things_name():
+    from pipeline.packs.pack import load_pack
+
+    tables = load_pack("restaurant_reservation")
+    assert value_candidates(tables, "The Green Fig", TODAY)["restaurant_name"] == ["The Green Fig"]
+    assert value_candidates(tables, "dinner at the Green Fig for 2", TODAY)["restaurant_name"] == ["Green Fig"]
