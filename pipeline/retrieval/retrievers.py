@@ -255,8 +255,10 @@ class Retriever:
                 continue
             # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
             pointed_at = [t for t in story if t not in words] if clause.refers_back else []
-            if clause.refers_back and not pointed_at and sources and _PERSON_PRONOUN.search(clause.text):
-                pointed_at = [t for t in sources[-1] if t not in words]  # "bill Ann Lee ..., update her record"
+            if not pointed_at and sources and (clause.refers_back and _PERSON_PRONOUN.search(clause.text)
+                                               or _SAME_VALUE.search(clause.text)):
+                # "bill Ann Lee ..., update her record"; "..., the expense report for the same period too"
+                pointed_at = [t for t in sources[-1] if t not in words]
             if not chosen:
                 words = [*leading, *words]
             story, following = [], True
@@ -345,6 +347,8 @@ class Retriever:
         return self._protected
 
 
+_SAME_VALUE = re.compile(r"\b(?:the )?same (?:period|dates?|days?|time ?frame|time|months?|quarter|year|range|"
+                         r"window|amount|one)\b", re.IGNORECASE)
 _PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 

@@ -176,3 +176,9 @@ def test_a_question_how_to_do_something_asks_for_instructions_whatever_it_names(
     assert [g.goal for g in retriever.by_clause("how can I update a customer's billing address in bulk")] == [
         "product_help"]
     assert set(retriever.how_goals) == {"product_help", "business_advice"}  # read from the pack's examples
+
+
+def test_the_same_period_points_at_the_goal_before_it(pack, retriever):
+    found = retriever.by_clause("pull the P&L for february thru april, and the sales report for the same period")
+    assert [g.goal for g in found] == ["profit_loss_report", "invoice_sales_report"]
+    assert "february thru april" in found[1].context
