@@ -20,12 +20,17 @@ ANSWERS = {"restaurant_name": "The Oak Room", "party_size": "four of us", "reser
            "reservation_time": "7pm", "contact_name": "Ana Lopez", "contact_phone": "617-555-0199"}
 
 
-@pytest.fixture
-def service(tmp_path):
+def started(tmp_path, env=None):
     url = os.environ["NESYPLAN_REDIS_URL"]
     redis.Redis.from_url(url).flushdb()
-    svc = Service(url, tmp_path)
+    svc = Service(url, tmp_path, env=env)
     svc.env["NESYPLAN_WARM_UP_DOMAINS"] = DOMAIN
+    return svc
+
+
+@pytest.fixture
+def service(tmp_path):
+    svc = started(tmp_path)
     yield svc
     svc.close()
 
@@ -101,7 +106,17 @@ def test_messages_sent_at_once_are_answered_one_after_the_other(service):
     assert replayed == [protocol(turn["reply"]) for turn in turns]
 
 
-def test_a_turn_survives_its_worker_killed_mid_turn(service):
+@pytest.fixture
+def patient_service(tmp_path):
+    """A service whose API waits longer for a turn than a rescued one may take on a loaded machine (the
+    message's redelivery, a new worker's start and its model load)."""
+    svc = started(tmp_path, env={"NESYPLAN_SESSION_REPLY_TIMEOUT_S": "280"})
+    yield svc
+    svc.close()
+
+
+def test_a_turn_survives_its_worker_killed_mid_turn(patient_service):
+    service = patient_service
     doomed = service.start_worker("doomed", queues="llm")
     service.start_worker("cpu", queues="symbolic")
     assert wait_until(lambda: "ready" in (service.logs / "doomed.log").read_text(), 120)
