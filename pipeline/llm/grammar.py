@@ -52,8 +52,8 @@ _TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
 
-# A day after "by" or "before" is when the user needs something, not a value ("she needs it by friday"); and
-# "now" alone is the moment of asking ("all i need right now is ...").
+# A day after "by" or "before" is when the user needs something, not a value ("the auditor wants it by
+# monday"); and "now" alone is the moment of asking ("what i want now is ...").
 _DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
 
 
@@ -69,8 +69,8 @@ def _is_contact(span: str) -> bool:
 
 
 def _without_breakdown(counts: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:
-    """A count that is the sum of the others is the total, and the others its parts ("six of us, four
-    adults and two kids"): only the total is a value."""
+    """A count that is the sum of the others is the total, and the others its parts ("nine people,
+    five grown-ups and four children"): only the total is a value."""
     numbers = {sp: int(values[sp]) for sp in counts if str(values[sp]).isdigit()}
     for sp, total in numbers.items():
         parts = [n for other, n in numbers.items() if other != sp]

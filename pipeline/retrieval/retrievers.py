@@ -257,7 +257,7 @@ class Retriever:
             pointed_at = [t for t in story if t not in words] if clause.refers_back else []
             if not pointed_at and sources and (clause.refers_back and _PERSON_PRONOUN.search(clause.text)
                                                or _SAME_VALUE.search(clause.text)):
-                # "bill Ann Lee ..., update her record"; "..., the expense report for the same period too"
+                # "bill Ann Lee ..., update her record"; "..., and the sales figures for the same months"
                 pointed_at = [t for t in sources[-1] if t not in words]
             if not chosen:
                 words = [*leading, *words]
@@ -299,7 +299,7 @@ class Retriever:
         `out_of_scope` examples than to any goal)."""
         clause = without_values(clause)
         # A question how to do something asks for a goal whose examples ask so ("how do I void a check"),
-        # whatever thing it names ("how do I write off an invoice" is no new invoice).
+        # whatever thing it names ("how can I send an invoice in spanish" asks for no invoice).
         among = self.how_goals if asks_how(clause) else None
         head = without_topic(clause)
         if head is not None:

@@ -160,7 +160,7 @@ def test_a_bare_request_that_points_back_asks_for_the_story_before_it(retriever)
                                   "can you grab those")
     assert found.goal == "expense_report"
     # One that names its own goal keeps it, even when the story names another more clearly.
-    found = retriever.by_clause("show me the P&L for March and then get me on a call to go over it")
+    found = retriever.by_clause("show me the P&L for March and then have someone phone me to walk through it")
     assert [g.goal for g in found] == ["profit_loss_report", "contact_agent"]
 
 
@@ -171,7 +171,7 @@ def test_a_deadline_or_now_is_no_report_period(pack):
 
 
 def test_a_question_how_to_do_something_asks_for_instructions_whatever_it_names(retriever):
-    found = retriever.by_clause("find the $88 charge from June 2, and how do i write off an invoice a tenant skipped")
+    found = retriever.by_clause("find the $88 charge from June 2, and how can I send an invoice in spanish")
     assert [g.goal for g in found] == ["charge_lookup", "product_help"]
     assert [g.goal for g in retriever.by_clause("how can I update a customer's billing address in bulk")] == [
         "product_help"]
@@ -179,6 +179,6 @@ def test_a_question_how_to_do_something_asks_for_instructions_whatever_it_names(
 
 
 def test_the_same_period_points_at_the_goal_before_it(pack, retriever):
-    found = retriever.by_clause("pull the P&L for february thru april, and the sales report for the same period")
+    found = retriever.by_clause("pull the P&L for february thru april, and the sales report for the same months")
     assert [g.goal for g in found] == ["profit_loss_report", "invoice_sales_report"]
     assert "february thru april" in found[1].context

@@ -143,9 +143,9 @@ def test_a_workflow_runs_no_api_before_the_calls_it_needs_even_when_the_user_jum
 
 def test_a_whole_name_beside_an_answer_is_kept_and_never_asked_for(engine):
     state = engine.open("restaurant_reservation", TODAY)
-    reply = engine.reply(state, "could you reserve us a table at Blue Heron")
+    reply = engine.reply(state, "could you reserve us a table at Copper Finch")
     assert reply.kind == "ask" and reply.slot == "party_size"
-    reply = engine.reply(state, "seven of us, four adults and three kids, and book it under Omar Haddad")
+    reply = engine.reply(state, "seven people, four grown-ups and three children, and book it under Omar Haddad")
     assert reply.kind == "ask" and reply.slot not in ("party_size", "contact_name")
     given = state.goals[0].normalized
     assert given["party_size"] == "7" and given["contact_name"] == "Omar Haddad"
