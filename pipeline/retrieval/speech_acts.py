@@ -81,6 +81,14 @@ def words(text: str) -> list[str]:
 ASKS, ASKS_BY_PHRASE, TELLS = "asks", "phrase", "tells"
 
 
+def _after_fillers(tokens: list[str]) -> int:
+    """Where the clause's own words begin ("ok so show me ..." -> "show"); the last word at the latest."""
+    first = 0
+    while first < len(tokens) - 1 and tokens[first] in FILLERS:
+        first += 1
+    return first
+
+
 def speech_act(text: str) -> str:
     """ASKS (a question, an imperative, a want, a please), ASKS_BY_PHRASE (a bare noun phrase), or TELLS."""
     tokens = words(text)
@@ -88,9 +96,7 @@ def speech_act(text: str) -> str:
         return TELLS
     if text.rstrip().endswith("?"):
         return ASKS
-    first = 0
-    while first < len(tokens) - 1 and tokens[first] in FILLERS:
-        first += 1
+    first = _after_fillers(tokens)
     head, rest = tokens[first], tokens[first + 1:]
     if head in SUBORDINATORS:  # "before i meet the tax guy", "because the fuel numbers look wrong"
         return ASKS if _WANT.search(text) and not _is_purpose(tokens[first:]) else TELLS
@@ -139,10 +145,7 @@ def requests_action(text: str) -> bool:
     """Whether a clause asks the agent to do something (an imperative, a want, "can you ..."), not a
     question about the business ("do you charge for this?", "are you open sundays?")."""
     tokens = words(text)
-    first = 0
-    while first < len(tokens) - 1 and tokens[first] in FILLERS:
-        first += 1
-    return bool(tokens) and (tokens[first] in REQUEST_VERBS or _WANT.search(text) is not None)
+    return bool(tokens) and (tokens[_after_fillers(tokens)] in REQUEST_VERBS or _WANT.search(text) is not None)
 
 
 _HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
