@@ -10,6 +10,7 @@ saying why.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from pipeline.packs.pack import Pack, load_pack
@@ -62,7 +63,8 @@ def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
     have = {g.goal: g.goal_id for g in state.goals}
     ids = {g.goal_id: have.get(g.goal) for g in found}
     added = [g for g in found if g.goal not in have]
-    fresh = (f"g{n}" for n in range(1, 100) if f"g{n}" not in {g.goal_id for g in state.goals})
+    taken = {g.goal_id for g in state.goals}
+    fresh = (f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken)
     for given in added:
         ids[given.goal_id] = given.goal_id = next(fresh)
     for given in added:
