@@ -20,7 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.packs.pack import Pack
-from pipeline.retrieval.speech_acts import asks_how, classify, names_nothing, without_topic
+from pipeline.retrieval.speech_acts import (
+    REQUEST_VERBS, classify, names_nothing, question_kind, restates, without_topic,
+)
 from pipeline.settings import settings
 from pipeline.values.spans import without_values
 
@@ -211,6 +213,7 @@ class Retriever:
         judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
         best = [top for top, _ in judged]
         chosen: list[ScoredGoal] = []
+        chosen_at: list[int] = []  # the clause each goal was chosen at
         sources: list[list[str]] = []
         contexts: list[list[str]] = []
         story: list[str] = []  # the clauses since the last one that named a goal, naming none themselves
@@ -225,6 +228,11 @@ class Retriever:
                 story.append(clause.text)
                 continue
             if judged[i][1]:
+                if chosen and chosen_at[-1] == i - 1 and restates(clause.text):
+                    # It asks again for what the clause before asked ("i need to move 5k to savings, can you
+                    # do that transfer"): that was the same request, one the domain does not do.
+                    chosen.pop(), sources.pop(), contexts.pop(), chosen_at.pop()
+                    foreign.add(i - 1)
                 story = []
                 foreign.add(i)
                 continue  # it asks for something the domain does not do ("refund this payment")
@@ -268,6 +276,7 @@ class Retriever:
                 contexts[k].extend(pointed_at)
                 continue
             chosen.append(ScoredGoal(goal, score, ""))
+            chosen_at.append(i)
             sources.append(words)
             contexts.append(pointed_at)
         if not chosen:
@@ -298,27 +307,38 @@ class Retriever:
         whether those words ask for what the pack declares it does not serve (they are closer to one of its
         `out_of_scope` examples than to any goal)."""
         clause = without_values(clause)
-        # A question how to do something asks for a goal whose examples ask so ("how do I void a check"),
-        # whatever thing it names ("how can I send an invoice in spanish" asks for no invoice).
-        among = self.how_goals if asks_how(clause) else None
+        # A question how to do something, or whether to, asks for a goal whose examples ask so ("how do I void
+        # a check", "should i lease or buy"), whatever thing it names ("how can I send an invoice in spanish"
+        # asks for no invoice, "should we raise prices" for no sales report).
+        kind = question_kind(clause)
         head = without_topic(clause)
         if head is not None:
-            top, foreign = self._judge(head, among)
+            top, foreign = self._judge(head, kind)
             if top.score >= threshold:
                 return top, foreign
-        return self._judge(clause, among)
+        return self._judge(clause, kind)
+
+    def goals_asking(self, kind: str) -> list[str] | None:
+        """The goals some of whose examples ask a question of this kind (None when no goal's do)."""
+        if kind not in self._goals_asking:
+            found = [g for g in self.goals if any(question_kind(e) == kind for e in self.pack.spec.goals[g].examples)]
+            self._goals_asking[kind] = found or None
+        return self._goals_asking[kind]
 
     @cached_property
-    def how_goals(self) -> list[str] | None:
-        """The goals some of whose examples ask how to do something (None when no goal's do)."""
-        found = [g for g in self.goals if any(asks_how(e) for e in self.pack.spec.goals[g].examples)]
-        return found or None
+    def _goals_asking(self) -> dict[str, list[str] | None]:
+        return {}
 
-    def _judge(self, words: str, among: list[str] | None = None) -> tuple[ScoredGoal, bool]:
-        """The best goal for the words (of `among`, default all; its source: the words judged), and whether
-        they are out of scope."""
+    def _judge(self, words: str, kind: str | None = None) -> tuple[ScoredGoal, bool]:
+        """The best goal for the words (among the goals whose examples ask questions of `kind`, when some do;
+        its source: the words judged), and whether they are out of scope. The pack's refusals are of things
+        to do ("pay this bill"): a question how or whether to do something is out of scope only when some
+        refusal asks a question of its kind."""
+        among = self.goals_asking(kind) if kind else None
         ranked, state = self._ranked(words, words)
         top = next((g for g in ranked if among is None or g.goal in among), ranked[0])
+        if among is not None and not any(question_kind(e) == kind for e in self.pack.spec.out_of_scope):
+            return top, False
         return top, self.scope_score(state) > top.score
 
     def spelled(self, text: str) -> str:
@@ -482,7 +502,9 @@ _CLAUSE_BREAK = re.compile(r"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|
                            r"|(?<!\bi'd)(?<!\bwe)(?<!\bi)\s+(?:and then|and also|and|then|plus|also|but)\s+"
                            # a subordinate clause: a conjunction, then its subject ("so i can see", "before we")
                            r"|\s+(?=(?:because|cause|cuz|since|before|after|while|when|though|although|so|as)\s+"
-                           r"(?:i|we|you|he|she|they|it|my|our|his|her|their|there|can|could)\b)", re.I)
+                           r"(?:i|we|you|he|she|they|it|my|our|his|her|their|there|can|could)\b)"
+                           # "so" before a request: what the story led to ("rent went up so show me ...")
+                           r"|\s+(?=so\s+(?:" + "|".join(sorted(REQUEST_VERBS)) + r")\b)", re.I)
 
 METHODS = ("dense", "sparse", "hybrid")
 TRAINED_DIR = "retriever"  # inside the pack's folder: written by `nesyplan train-retriever`

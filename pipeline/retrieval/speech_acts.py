@@ -69,8 +69,9 @@ class Clause:
     text: str
     asks: bool
     refers_back: bool
-    # Asks only by being a bare noun phrase ("an expense report too", "not sure of the amount"): such a
-    # clause names a goal only when it names one clearly.
+    # Asks only weakly: by being a bare noun phrase ("an expense report too", "not sure of the amount"), or by
+    # wanting to learn about the story ("i need to see how bad it got"). Such a clause names a goal only
+    # when it names one clearly.
     bare: bool = False
 
 
@@ -116,6 +117,8 @@ def speech_act(text: str) -> str:
     if any(len(t) > 4 and (t.endswith("ing") and nxt in _PARTICLES or t.endswith("ed") and prev not in _DETERMINERS)
            for prev, t, nxt in zip([head, *own], own, [*own[1:], ""])):
         return TELLS  # "invoices piling up", "a bunch of expenses ended up", not "a detailed report"
+    if any(_third_person_verb(prev, t, nxt) for prev, t, nxt in zip([head, *rest], rest, [*rest[1:], ""])):
+        return TELLS  # "the rush messes up our books", "the client swears they paid"
     if head.endswith("'s") and rest and (rest[0] in _AFTER_IS or rest[0].endswith(("ing", "ed"))):
         return TELLS  # "year's almost over", "cash's getting tight": "is", not a possessive
     return TELLS if any(t in FINITE or t.endswith("n't") for t in own) else ASKS_BY_PHRASE
@@ -128,6 +131,20 @@ _PARTICLES = frozenset("up out off down over away along behind around through".s
 _DETERMINERS = frozenset("a an the my our your his her their this that these those".split())
 _AFTER_IS = frozenset("""almost over not been going gonna coming a an the up down out really so too pretty
 just still about all always never only here gone done""".split())
+
+
+# After a word in -s, these make it a verb: a particle ("messes up"), its object ("wears us out") or the
+# subject of a clause it introduces ("swears they paid", "says we owe"). After a noun in -s they do not
+# follow a determiner: "the invoices we sent" is a noun phrase.
+_VERB_PARTICLES = frozenset("up out off down away back".split())
+_CLAUSE_SUBJECTS = frozenset("i we they he she you us them me him".split())
+
+
+def _third_person_verb(prev: str, token: str, nxt: str) -> bool:
+    """Whether `token` reads as a verb in the third person singular ("messes up", "swears they")."""
+    if len(token) < 4 or not token.endswith("s") or token.endswith(("ss", "'s", "us", "is")):
+        return False
+    return (nxt in _VERB_PARTICLES or nxt in _CLAUSE_SUBJECTS) and prev not in _DETERMINERS and not prev.isdigit()
 
 
 def _is_purpose(tokens: list[str]) -> bool:
@@ -149,11 +166,24 @@ def requests_action(text: str) -> bool:
 
 
 _HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
+# Asking whether to do something is asking for a judgement, whatever it names ("should we raise prices",
+# "is it worth leasing", "is that a good idea").
+_WHETHER_TO = re.compile(r"\b(?:should|shall) (?:i|we)\b|\b(?:is|was) (?:it|that|this) (?:\w+ )?(?:a )?(?:good|bad|"
+                         r"smart|wise|worth)\b|\bwould it make sense\b|\b(?:a )?good idea\b", re.I)
+HOW, WHETHER_TO = "how", "whether to"
 
 
 def asks_how(text: str) -> bool:
     """Whether a clause asks how to do something ("how do i void a check", "show me how to ...")."""
     return _HOW.search(text.strip()) is not None
+
+
+def question_kind(text: str) -> str | None:
+    """WHETHER_TO for a question whether to do something ("should i lease or buy"), else HOW for one how to
+    do it ("how do i void a check"), else None."""
+    if _WHETHER_TO.search(text):
+        return WHETHER_TO
+    return HOW if asks_how(text) else None
 
 
 _ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
@@ -167,9 +197,25 @@ def names_nothing(text: str) -> bool:
                | _ASKING_ONLY for t in tokens)
 
 
+# A want whose object is to learn something ("i need to see how bad it got", "want to know if it worked").
+_WANTS_TO_LEARN = re.compile(r"\b(?:need|needs|want|wanna|like|trying|try|have) to (?:see|know|understand|find out|"
+                             r"figure out|check|learn) (?:how|if|whether|what|why|where|when)\b", re.I)
+# The pro-form of a request already made ("can you do that for me", "do this transfer").
+_DO_THAT = re.compile(r"\bdo (?:it|that|this|those|these)\b", re.I)
+
+
+def restates(text: str) -> bool:
+    """Whether a clause asks again for what the clause before it asked ("can you do that transfer for me")."""
+    return _DO_THAT.search(text) is not None
+
+
 def classify(clauses: list[str]) -> list[Clause]:
     acts = [speech_act(c) for c in clauses]
-    return [Clause(c, act != TELLS, refers_back(c), act == ASKS_BY_PHRASE) for c, act in zip(clauses, acts)]
+    # A want to learn about what the story told ("..., i need to see how bad it got") asks, like a bare phrase,
+    # only for a goal it names clearly: what it wants to learn is mostly what the other clauses ask for.
+    return [Clause(c, act != TELLS, refers_back(c),
+                   act == ASKS_BY_PHRASE or act == ASKS and refers_back(c) and _WANTS_TO_LEARN.search(c) is not None)
+            for c, act in zip(clauses, acts)]
 
 
 # What a request to talk is about is its topic (an argument), not what it asks for: "a call with someone
