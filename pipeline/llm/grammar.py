@@ -332,11 +332,20 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
         if spec.normalizer != "choice" or not any(
                 pack.spec.apis[pack.spec.goals[g].api].produces in spec.accepts_output for g in others):
             continue
-        spans = [v for v in candidates[name] if v not in spec.values
-                 and not any(_stem(w.lower()) in naming for w in _TOKEN.findall(v))]
-        values = {NORMALIZERS["choice"](v, values=spec.values, synonyms=spec.synonyms) for v in spans}
-        result[name] = spans + [v for v in candidates[name] if v in values]
+        # The candidates are the words and the values they read as; a value may be written as itself ("tax").
+        kept = [v for v in candidates[name] if not any(_stem(w.lower()) in naming for w in _TOKEN.findall(v))]
+        values = {NORMALIZERS["choice"](v, values=spec.values, synonyms=spec.synonyms) for v in kept}
+        result[name] = [v for v in candidates[name] if v in values or v in kept and v not in spec.values]
     return result
+
+
+def _referred_to(pack: Pack, source: str, goals: list[str], outputs: list[int], has_value: bool) -> list[int]:
+    """Of the goals (1-based positions) whose output an argument may take, those its words refer to: the
+    ones they name ("a chat about the expense report" is about the report, not the invoice); with none
+    named, any of them, unless the words give the argument a value of its own ("a call about tax")."""
+    said = {_stem(w.lower()) for w in _TOKEN.findall(source)}
+    named = [k for k in outputs if _naming_words(pack, goals[k - 1]) & said]
+    return named or ([] if has_value else outputs)
 
 
 def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -392,8 +401,11 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         spec = pack.spec.arguments.get(argument)
         if spec is not None and spec.accepts_output and count > 1:
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
-            options += [_literal(f"g{k}") for k in range(1, count + 1) if k != position and (
+            outputs = [k for k in range(1, count + 1) if k != position and (
                 not fixed or pack.spec.apis[pack.spec.goals[goals[k - 1]].api].produces in spec.accepts_output)]
+            if fixed and sources:
+                outputs = _referred_to(pack, sources[position - 1], goals, outputs, bool(options))
+            options += [_literal(f"g{k}") for k in outputs]
         if not options:
             return None
         values = define(f"v_{argument}_{position}", " | ".join(options))
@@ -418,9 +430,12 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                 # Either the period-like fact, or the arguments it gives, one by one.
                 together = fact(extra, gid, extra, position)
                 each = [f for a in extra_spec.gives if (f := fact(a, gid, a, position))]
-                # The arguments one by one: at least the first written, the others optional after it.
+                # The arguments one by one: at least the first written, the others optional after it. One
+                # period in the words gives every end or none: "expenses for 2024" is no end date alone.
                 one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]])
                               for i in range(len(each))]
+                if extra_spec.normalizer == "period" and len(by_position.get(position, whole).get(extra, [])) == 1:
+                    one_by_one = [" ".join(f"({f})" for f in each)] if len(each) == len(extra_spec.gives) else []
                 alternatives = ([together] if together else []) + one_by_one
                 if fixed and together and _names_person(pack, extra, by_position.get(position, whole)):
                     alternatives = [together]  # written whole ("Ana Ruiz"): the name, not a guess at its parts

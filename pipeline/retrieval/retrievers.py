@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, classify, names_nothing, question_kind, restates, without_topic,
+    REQUEST_VERBS, classify, names_nothing, question_kind, restates, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.spans import without_values
@@ -133,8 +133,9 @@ class Retriever:
         return self._ranked(without_values(query), query)[0]
 
     def _ranked(self, judged: str, source: str) -> tuple[list[ScoredGoal], object]:
-        """Every goal by its score for the words judged, and their state (for the out-of-scope test)."""
-        state = self.state(self.spelled(judged))
+        """Every goal by its score for the words judged, and their state (for the out-of-scope test). A
+        person pointed at names no goal ("invoice *him* for framing" is no request to talk to someone)."""
+        state = self.state(self.spelled(_PERSON_OBJECT.sub("", judged)))
         scores = self.scores(state)
         return [ScoredGoal(g, s, source) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])], state
 
@@ -183,8 +184,8 @@ class Retriever:
         restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
         clauses: list[str] = []
         for part in filter(None, restored):
-            # A lone word ("jo@x.com", "ok") belongs to the clause beside it.
-            if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2):
+            # A lone word ("jo@x.com", "ok") or a lone value ("(212) 555-0101") belongs to the clause beside it.
+            if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2 or not words(without_values(part))):
                 clauses[-1] += ", " + part
             else:
                 clauses.append(part)
@@ -370,6 +371,7 @@ class Retriever:
 _SAME_VALUE = re.compile(r"\b(?:the )?same (?:period|dates?|days?|time ?frame|time|months?|quarter|year|range|"
                          r"window|amount|one)\b", re.IGNORECASE)
 _PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
+_PERSON_OBJECT = re.compile(r"(?<=\w )(?:him|her|them)\b\s*", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 
 

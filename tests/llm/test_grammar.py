@@ -140,3 +140,31 @@ def test_a_capitalised_the_is_part_of_a_things_name():
     tables = load_pack("restaurant_reservation")
     assert value_candidates(tables, "The Green Fig", TODAY)["restaurant_name"] == ["The Green Fig"]
     assert value_candidates(tables, "dinner at the Green Fig for 2", TODAY)["restaurant_name"] == ["Green Fig"]
+
+
+def test_one_period_gives_both_ends_or_none(pack, compiler):
+    grammar = ir_grammar(pack, "costs for 2023 please", TODAY, ["expense_report"], fixed=True,
+                         sources=["costs for 2023 please"])
+    head = "_goal(g1, expense_report).\n"
+    assert accepts(compiler, grammar, head + '_period(g1, "for 2023").\n')
+    assert accepts(compiler, grammar, head + '_start_date(g1, "01/01/2023").\n_end_date(g1, "12/31/2023").\n')
+    assert not accepts(compiler, grammar, head + '_end_date(g1, "12/31/2023").\n')  # half of the period
+
+
+def test_a_reference_goes_to_the_goal_the_words_name(pack, compiler):
+    query = "bill Ann Lee $300 for tiling, pull costs for May, and set up a chat about the expense report"
+    goals = ["create_invoice", "expense_report", "contact_agent"]
+    sources = ["bill Ann Lee $300 for tiling", "pull costs for May", "set up a chat about the expense report"]
+    grammar = ir_grammar(pack, query, TODAY, goals, fixed=True, sources=sources)
+    assert "v_contact_topic_3 ::= \"g2\"\n" in grammar  # the report, not the invoice
+    # Words that name no goal may point at any whose output the topic takes.
+    grammar = ir_grammar(pack, query, TODAY, goals, fixed=True, sources=[*sources[:2], "set up a chat about it"])
+    assert "v_contact_topic_3 ::= \"g1\" | \"g2\"\n" in grammar
+
+
+def test_a_value_of_its_own_is_no_reference_to_another_goal(pack, compiler):
+    query = "can someone ring me about tax, and pull the P&L for May"
+    grammar = ir_grammar(pack, query, TODAY, ["contact_agent", "profit_loss_report"], fixed=True,
+                         sources=["can someone ring me about tax", "pull the P&L for May"])
+    topic = next(line for line in grammar.splitlines() if line.startswith("v_contact_topic_1"))
+    assert "tax" in topic and "g2" not in topic  # a value written as itself ("tax") is kept

@@ -213,3 +213,13 @@ def test_a_question_how_to_do_something_is_not_refused_as_the_thing_itself(retri
 def test_asking_again_for_a_request_the_domain_does_not_serve_refuses_the_first_asking_too(retriever):
     assert retriever.by_clause("i need to shift 4k into the payroll account by friday, would you do this "
                                "transfer today") == []
+
+
+def test_a_person_pointed_at_names_no_goal(retriever):
+    pointed, plain = retriever.rank("invoice him for the deck"), retriever.rank("invoice for the deck")
+    assert [(g.goal, round(g.score, 6)) for g in pointed] == [(g.goal, round(g.score, 6)) for g in plain]
+
+
+def test_a_lone_value_stays_with_the_clause_before_it(retriever):
+    clauses = retriever.clauses("please update Kim Lee, kim@lee.io and (212) 555-0101, she moved")
+    assert any("Kim Lee" in c and "(212) 555-0101" in c for c in clauses), clauses
