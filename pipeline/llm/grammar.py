@@ -376,7 +376,12 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     for i, context in enumerate(contexts or [], 1):
         if fixed and context and i in by_position:
-            by_position[i] = _with_context(pack, by_position[i], value_candidates(pack, context, today))
+            pointed_at = value_candidates(pack, context, today)
+            # A listed value may be named across the two ("deleted my account ... how do i recover it").
+            across = value_candidates(pack, f"{context}, {sources[i - 1]}", today) if sources else {}
+            pointed_at.update({name: values for name, values in across.items() if not pointed_at.get(name)
+                               and name in pack.spec.arguments and pack.spec.arguments[name].normalizer == "choice"})
+            by_position[i] = _with_context(pack, by_position[i], pointed_at)
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]

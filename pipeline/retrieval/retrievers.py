@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, classify, names_nothing, question_kind, restates, without_topic, words,
+    REQUEST_VERBS, classify, names_nothing, question_kind, restates, topic, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.spans import without_values
@@ -184,8 +184,10 @@ class Retriever:
         restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
         clauses: list[str] = []
         for part in filter(None, restored):
-            # A lone word ("jo@x.com", "ok") or a lone value ("(212) 555-0101") belongs to the clause beside it.
-            if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2 or not words(without_values(part))):
+            # A lone word ("jo@x.com", "ok"), a lone value ("(212) 555-0101") or a contact with its label
+            # ("phone 212-555-0101") belongs to the clause beside it.
+            if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2 or not words(without_values(part))
+                            or _CONTACT.search(part) and len(words(_CONTACT.sub(" ", part))) < 2):
                 clauses[-1] += ", " + part
             else:
                 clauses.append(part)
@@ -254,6 +256,13 @@ class Retriever:
                     j = j if best[j].score > score else None
                 if j is not None:
                     goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
+                about = topic(clauses[earlier[-1]].text)
+                if about and names_nothing(clause.text):
+                    # What the request to talk just before is about is what "it" points at ("a call about
+                    # the Q1 P&L, can you generate it first"), when that names a goal of its own.
+                    top = self._best_for_clause(about, clause_threshold)[0]
+                    if top.goal != best[earlier[-1]].goal and top.score >= clause_threshold:
+                        goal, score, words = top.goal, top.score, [about, clause.text]
             if score < needed:
                 if sources and not clause.refers_back and not story:
                     sources[-1].append(clause.text)  # a fragment of the request before it ("..., for March")
@@ -371,6 +380,7 @@ class Retriever:
 _SAME_VALUE = re.compile(r"\b(?:the )?same (?:period|dates?|days?|time ?frame|time|months?|quarter|year|range|"
                          r"window|amount|one)\b", re.IGNORECASE)
 _PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
+_CONTACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\+?\(?\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}\b")
 _PERSON_OBJECT = re.compile(r"(?<=\w )(?:him|her|them)\b\s*", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 

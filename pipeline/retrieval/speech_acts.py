@@ -224,6 +224,13 @@ _TOPIC = re.compile(r"\s+(?:about|regarding|concerning|re:?|to (?:go over|discus
                     r"(?:me|us) through|review))\s+.*$", re.I)
 
 
+def topic(text: str) -> str | None:
+    """What a request to talk is about ("get me on a call about the P&L" -> "the P&L"), or None."""
+    found = _TOPIC.search(text)
+    return re.sub(r"^\s*\S+(?: (?:go over|discuss|talk about|talk through|walk (?:me|us) through|review))?\s+", "",
+                  found.group()) if found and without_topic(text) is not None else None
+
+
 def without_topic(text: str) -> str | None:
     """The clause without its topic ("get me on a call about the P&L" -> "get me on a call"), or None when
     it names none."""

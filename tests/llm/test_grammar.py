@@ -168,3 +168,10 @@ def test_a_value_of_its_own_is_no_reference_to_another_goal(pack, compiler):
                          sources=["can someone ring me about tax", "pull the P&L for May"])
     topic = next(line for line in grammar.splitlines() if line.startswith("v_contact_topic_1"))
     assert "tax" in topic and "g2" not in topic  # a value written as itself ("tax") is kept
+
+
+def test_a_listed_value_may_be_named_across_a_clause_and_what_it_points_at(pack, compiler):
+    grammar = ir_grammar(pack, "oops, i deleted an account, how can i recover it", TODAY,
+                         ["product_help"], fixed=True, sources=["how can i recover it"],
+                         contexts=["oops, i deleted an account"])
+    assert accepts(compiler, grammar, '_goal(g1, product_help).\n_help_topic(g1, "recover deleted account").\n')

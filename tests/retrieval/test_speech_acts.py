@@ -223,3 +223,15 @@ def test_a_person_pointed_at_names_no_goal(retriever):
 def test_a_lone_value_stays_with_the_clause_before_it(retriever):
     clauses = retriever.clauses("please update Kim Lee, kim@lee.io and (212) 555-0101, she moved")
     assert any("Kim Lee" in c and "(212) 555-0101" in c for c in clauses), clauses
+
+
+def test_a_contact_with_its_label_stays_with_the_clause_before_it(retriever):
+    found = retriever.by_clause("update customer Ida Holm, phone 720-555-0133")
+    assert [g.goal for g in found] == ["update_customer"]  # "phone" labels the number: no call asked for
+    assert "720-555-0133" in found[0].source
+
+
+def test_it_after_a_request_to_talk_points_at_what_the_talk_is_about(retriever):
+    found = retriever.by_clause("get me on a call about the Q3 expenses, and pull them up first")
+    assert [g.goal for g in found] == ["contact_agent", "expense_report"]
+    assert "Q3" in found[1].source
