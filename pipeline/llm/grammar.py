@@ -341,7 +341,7 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
 
 def _referred_to(pack: Pack, source: str, goals: list[str], outputs: list[int], has_value: bool) -> list[int]:
     """Of the goals (1-based positions) whose output an argument may take, those its words refer to: the
-    ones they name ("a chat about the expense report" is about the report, not the invoice); with none
+    ones they name ("a call over the spending report" is about the report, not the invoice); with none
     named, any of them, unless the words give the argument a value of its own ("a call about tax")."""
     said = {_stem(w.lower()) for w in _TOKEN.findall(source)}
     named = [k for k in outputs if _naming_words(pack, goals[k - 1]) & said]
@@ -377,7 +377,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     for i, context in enumerate(contexts or [], 1):
         if fixed and context and i in by_position:
             pointed_at = value_candidates(pack, context, today)
-            # A listed value may be named across the two ("deleted my account ... how do i recover it").
+            # A listed value may be named across the two ("lost an account I deleted; how to recover it").
             across = value_candidates(pack, f"{context}, {sources[i - 1]}", today) if sources else {}
             pointed_at.update({name: values for name, values in across.items() if not pointed_at.get(name)
                                and name in pack.spec.arguments and pack.spec.arguments[name].normalizer == "choice"})

@@ -232,8 +232,8 @@ class Retriever:
                 continue
             if judged[i][1]:
                 if chosen and chosen_at[-1] == i - 1 and restates(clause.text):
-                    # It asks again for what the clause before asked ("i need to move 5k to savings, can you
-                    # do that transfer"): that was the same request, one the domain does not do.
+                    # It asks again for what the clause before asked ("we must wire 2k to the landlord, could
+                    # you do this for us"): that was the same request, one the domain does not do.
                     chosen.pop(), sources.pop(), contexts.pop(), chosen_at.pop()
                     foreign.add(i - 1)
                 story = []
@@ -258,8 +258,8 @@ class Retriever:
                     goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
                 about = topic(clauses[earlier[-1]].text)
                 if about and names_nothing(clause.text):
-                    # What the request to talk just before is about is what "it" points at ("a call about
-                    # the Q1 P&L, can you generate it first"), when that names a goal of its own.
+                    # What the request to talk just before is about is what "it" points at ("a call regarding
+                    # costs in Q3, fetch those first"), when that names a goal of its own.
                     top = self._best_for_clause(about, clause_threshold)[0]
                     if top.goal != best[earlier[-1]].goal and top.score >= clause_threshold:
                         goal, score, words = top.goal, top.score, [about, clause.text]
@@ -318,7 +318,7 @@ class Retriever:
         `out_of_scope` examples than to any goal)."""
         clause = without_values(clause)
         # A question how to do something, or whether to, asks for a goal whose examples ask so ("how do I void
-        # a check", "should i lease or buy"), whatever thing it names ("how can I send an invoice in spanish"
+        # a check", "should i rent or own the space"), whatever thing it names ("how can I send an invoice in spanish"
         # asks for no invoice, "should we raise prices" for no sales report).
         kind = question_kind(clause)
         head = without_topic(clause)

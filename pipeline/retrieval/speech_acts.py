@@ -70,7 +70,7 @@ class Clause:
     asks: bool
     refers_back: bool
     # Asks only weakly: by being a bare noun phrase ("an expense report too", "not sure of the amount"), or by
-    # wanting to learn about the story ("i need to see how bad it got"). Such a clause names a goal only
+    # wanting to learn about the story ("i want to find out why it dropped"). Such a clause names a goal only
     # when it names one clearly.
     bare: bool = False
 
@@ -167,7 +167,7 @@ def requests_action(text: str) -> bool:
 
 _HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
 # Asking whether to do something is asking for a judgement, whatever it names ("should we raise prices",
-# "is it worth leasing", "is that a good idea").
+# "is it worth leasing", "is this wise").
 _WHETHER_TO = re.compile(r"\b(?:should|shall) (?:i|we)\b|\b(?:is|was) (?:it|that|this) (?:\w+ )?(?:a )?(?:good|bad|"
                          r"smart|wise|worth)\b|\bwould it make sense\b|\b(?:a )?good idea\b", re.I)
 HOW, WHETHER_TO = "how", "whether to"
@@ -179,7 +179,7 @@ def asks_how(text: str) -> bool:
 
 
 def question_kind(text: str) -> str | None:
-    """WHETHER_TO for a question whether to do something ("should i lease or buy"), else HOW for one how to
+    """WHETHER_TO for a question whether to do something ("should i rent or own the space"), else HOW for one how to
     do it ("how do i void a check"), else None."""
     if _WHETHER_TO.search(text):
         return WHETHER_TO
@@ -197,21 +197,21 @@ def names_nothing(text: str) -> bool:
                | _ASKING_ONLY for t in tokens)
 
 
-# A want whose object is to learn something ("i need to see how bad it got", "want to know if it worked").
-_WANTS_TO_LEARN = re.compile(r"\b(?:need|needs|want|wanna|like|trying|try|have) to (?:see|know|understand|find out|"
+# A want whose object is to learn something ("i want to find out why it dropped", "we wanna check whether it paid off").
+_WANTS_TO_LEARN = re.compile(r"\b(?:(?:need|needs|want|like|trying|try|have) to|wanna|gotta) (?:see|know|understand|find out|"
                              r"figure out|check|learn) (?:how|if|whether|what|why|where|when)\b", re.I)
 # The pro-form of a request already made ("can you do that for me", "do this transfer").
 _DO_THAT = re.compile(r"\bdo (?:it|that|this|those|these)\b", re.I)
 
 
 def restates(text: str) -> bool:
-    """Whether a clause asks again for what the clause before it asked ("can you do that transfer for me")."""
+    """Whether a clause asks again for what the clause before it asked ("could you do this one for us")."""
     return _DO_THAT.search(text) is not None
 
 
 def classify(clauses: list[str]) -> list[Clause]:
     acts = [speech_act(c) for c in clauses]
-    # A want to learn about what the story told ("..., i need to see how bad it got") asks, like a bare phrase,
+    # A want to learn about what the story told ("..., i want to find out why it dropped") asks, like a bare phrase,
     # only for a goal it names clearly: what it wants to learn is mostly what the other clauses ask for.
     return [Clause(c, act != TELLS, refers_back(c),
                    act == ASKS_BY_PHRASE or act == ASKS and refers_back(c) and _WANTS_TO_LEARN.search(c) is not None)
@@ -225,7 +225,7 @@ _TOPIC = re.compile(r"\s+(?:about|regarding|concerning|re:?|to (?:go over|discus
 
 
 def topic(text: str) -> str | None:
-    """What a request to talk is about ("get me on a call about the P&L" -> "the P&L"), or None."""
+    """What a request to talk is about ("book me a call about the P&L" -> "the P&L"), or None."""
     found = _TOPIC.search(text)
     return re.sub(r"^\s*\S+(?: (?:go over|discuss|talk about|talk through|walk (?:me|us) through|review))?\s+", "",
                   found.group()) if found and without_topic(text) is not None else None

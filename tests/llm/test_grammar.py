@@ -152,9 +152,9 @@ def test_one_period_gives_both_ends_or_none(pack, compiler):
 
 
 def test_a_reference_goes_to_the_goal_the_words_name(pack, compiler):
-    query = "bill Ann Lee $300 for tiling, pull costs for May, and set up a chat about the expense report"
+    query = "bill Ann Lee $300 for tiling, pull costs for May, and set up a chat on the expenses report"
     goals = ["create_invoice", "expense_report", "contact_agent"]
-    sources = ["bill Ann Lee $300 for tiling", "pull costs for May", "set up a chat about the expense report"]
+    sources = ["bill Ann Lee $300 for tiling", "pull costs for May", "set up a chat on the expenses report"]
     grammar = ir_grammar(pack, query, TODAY, goals, fixed=True, sources=sources)
     assert "v_contact_topic_3 ::= \"g2\"\n" in grammar  # the report, not the invoice
     # Words that name no goal may point at any whose output the topic takes.

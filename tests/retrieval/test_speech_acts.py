@@ -193,7 +193,7 @@ def test_so_before_a_request_ends_the_story(retriever):
 
 
 def test_a_want_to_learn_about_the_story_adds_no_goal_it_does_not_name_clearly(retriever):
-    found = retriever.by_clause("show me sales for may, i want to know if it was worth it")
+    found = retriever.by_clause("pull the sales numbers for may, we wanna understand if it was worth it")
     assert [g.goal for g in found] == ["invoice_sales_report"]
 
 
@@ -232,6 +232,6 @@ def test_a_contact_with_its_label_stays_with_the_clause_before_it(retriever):
 
 
 def test_it_after_a_request_to_talk_points_at_what_the_talk_is_about(retriever):
-    found = retriever.by_clause("get me on a call about the Q3 expenses, and pull them up first")
+    found = retriever.by_clause("book me a call regarding the Q3 expenses, then pull them up first")
     assert [g.goal for g in found] == ["contact_agent", "expense_report"]
     assert "Q3" in found[1].source
