@@ -24,6 +24,7 @@ from pipeline.retrieval.speech_acts import (
     REQUEST_VERBS, classify, names_nothing, question_kind, restates, topic, without_topic, words,
 )
 from pipeline.settings import settings
+from pipeline.values.normalizers import CONTACT
 from pipeline.values.spans import without_values
 
 # Cosine thresholds of the packaged model: below FIRST nothing in the pack covers the request; a further
@@ -187,7 +188,7 @@ class Retriever:
             # A lone word ("jo@x.com", "ok"), a lone value ("(212) 555-0101") or a contact with its label
             # ("phone 212-555-0101") belongs to the clause beside it.
             if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2 or not words(without_values(part))
-                            or _CONTACT.search(part) and len(words(_CONTACT.sub(" ", part))) < 2):
+                            or CONTACT.search(part) and len(words(CONTACT.sub(" ", part))) < 2):
                 clauses[-1] += ", " + part
             else:
                 clauses.append(part)
@@ -339,6 +340,11 @@ class Retriever:
     def _goals_asking(self) -> dict[str, list[str] | None]:
         return {}
 
+    @cached_property
+    def _refused_kinds(self) -> set[str | None]:
+        """The kinds of question the pack's `out_of_scope` examples ask."""
+        return {question_kind(e) for e in self.pack.spec.out_of_scope}
+
     def _judge(self, words: str, kind: str | None = None) -> tuple[ScoredGoal, bool]:
         """The best goal for the words (among the goals whose examples ask questions of `kind`, when some do;
         its source: the words judged), and whether they are out of scope. The pack's refusals are of things
@@ -347,7 +353,7 @@ class Retriever:
         among = self.goals_asking(kind) if kind else None
         ranked, state = self._ranked(words, words)
         top = next((g for g in ranked if among is None or g.goal in among), ranked[0])
-        if among is not None and not any(question_kind(e) == kind for e in self.pack.spec.out_of_scope):
+        if among is not None and kind not in self._refused_kinds:
             return top, False
         return top, self.scope_score(state) > top.score
 
@@ -380,7 +386,6 @@ class Retriever:
 _SAME_VALUE = re.compile(r"\b(?:the )?same (?:period|dates?|days?|time ?frame|time|months?|quarter|year|range|"
                          r"window|amount|one)\b", re.IGNORECASE)
 _PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
-_CONTACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\+?\(?\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}\b")
 _PERSON_OBJECT = re.compile(r"(?<=\w )(?:him|her|them)\b\s*", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 

@@ -221,14 +221,13 @@ def classify(clauses: list[str]) -> list[Clause]:
 # What a request to talk is about is its topic (an argument), not what it asks for: "a call with someone
 # about the P&L" asks for a call.
 _TOPIC = re.compile(r"\s+(?:about|regarding|concerning|re:?|to (?:go over|discuss|talk about|talk through|walk "
-                    r"(?:me|us) through|review))\s+.*$", re.I)
+                    r"(?:me|us) through|review))\s+(?P<topic>.*)$", re.I)
 
 
 def topic(text: str) -> str | None:
     """What a request to talk is about ("book me a call about the P&L" -> "the P&L"), or None."""
     found = _TOPIC.search(text)
-    return re.sub(r"^\s*\S+(?: (?:go over|discuss|talk about|talk through|walk (?:me|us) through|review))?\s+", "",
-                  found.group()) if found and without_topic(text) is not None else None
+    return found.group("topic") if found and without_topic(text) is not None else None
 
 
 def without_topic(text: str) -> str | None:

@@ -14,6 +14,8 @@ from pipeline.values.numbers import format_amount, parse_amount, parse_number_wo
 
 _TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?(?:\s+|$)"  # a title alone is no name
 _EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)
+# An email address or a ten-digit phone number written anywhere in a text ("phone (312) 555-0187").
+CONTACT = re.compile(_EMAIL.pattern + r"|\+?\(?\d{3}\)?[\s.-]?\d{3}[\s.-]?\d{4}\b", re.IGNORECASE)
 
 
 def _words(text: str) -> str:
