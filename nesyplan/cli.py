@@ -127,7 +127,7 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
         backend = backend_for(translator.removeprefix("baseline-"))
 
         def execute(r, _ir):
-            return run_baseline(r.get("query", ""), r.get("today"), pack, backend)
+            return run_baseline(r.get("query", ""), r.get("today"), pack, backend, constrain)
     else:
         with err_console.status(f"loading the {translator} backend...", spinner="dots"):
             backend_for(translator)
@@ -141,7 +141,7 @@ def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, 
                            execute, progress=lambda: progress.advance(task))
     summary = summarize(results)
     summary.update(domain=domain, translator=translator, dataset=str(dataset),
-                   constrain=constrain if translator in ("hf", "openai") else None,
+                   constrain=constrain if translator != "oracle" else None,
                    goal_choice=goal_choice if translator in ("hf", "openai") else None)
     if json_out:
         print(json.dumps(summary, indent=2))

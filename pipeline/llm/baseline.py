@@ -1,6 +1,12 @@
 """The LLM-only baseline (seed paper, App. D.3): the same model gets the APIs as function specs and
 writes the calls itself — values normalised by itself, missing ones asked for, dataflow as references —
-with no rules and no planner. Scored by the same scorer as the pipeline."""
+with no rules and no planner. Scored by the same scorer as the pipeline.
+
+Its answer is held to the JSON shape of function calls, as a function-calling API in strict mode holds
+it: each call an API of the pack with its own parameters, each value a string or null. Which calls, in
+which order, with which values, is the model's own choice. Without the shape (`--no-constrain`) the
+packaged model writes no parsable answer (none of the first 40 tidy requests), which measures nothing but
+its JSON."""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import json
 import re
 import time
 
+from pipeline.llm.grammar import _literal
 from pipeline.packs.pack import Pack
 from pipeline.records import Failure, Plan, PlanArg, PlanCall, Run
 
@@ -48,15 +55,48 @@ def _format_hint(normalizer: str) -> str:
             "email": "lower case", "lowercase_text": "lower case"}.get(normalizer, "")
 
 
+MAX_CALLS = 5
+# A JSON string value of up to 80 characters on one line, as both baselines' grammars write values.
+JSON_STRING_RULE = 'string ::= "\\"" [^"\\\\\\n]{0,80} "\\""'
+
+
+def json_names(items) -> str:
+    """EBNF alternatives for these names, each written as a JSON string."""
+    return " | ".join(_literal(json.dumps(name)) for name in items)
+
+
+def calls_grammar(pack: Pack) -> str:
+    """The answer's shape: a list of calls (each API with its own parameters, in the spec's order), or a
+    rule-break error. Values are any short string (a "$N" reference is one) or null."""
+    apis = list(pack.spec.apis.items())
+    rules = [
+        'root ::= "[" (call (", " call){0,%d})? "]" | "{\\"error\\": " string "}"' % (MAX_CALLS - 1),
+        "call ::= " + " | ".join(f"call{i}" for i in range(len(apis))),
+    ]
+    for i, (name, api) in enumerate(apis):
+        pairs = ' ", " '.join(f"{_literal(json.dumps(a) + ': ')} value" for a in api.arguments)
+        parts = [_literal('{"api": '), _literal(json.dumps(name)), _literal(', "args": {'), pairs, _literal("}}")]
+        rules.append(f"call{i} ::= " + " ".join(p for p in parts if p))
+    rules += ['value ::= string | "null"', JSON_STRING_RULE]
+    return "\n".join(rules) + "\n"
+
+
+def _first_json(text: str):
+    """The first JSON list or object in the text (anything after it is ignored), or None."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"[\[{]", text):
+        try:
+            return decoder.raw_decode(text[match.start():])[0]
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
 def parse_calls(text: str, pack: Pack) -> Plan | Failure:
     """The model's JSON as a Plan, or why it is not one."""
-    match = re.search(r"(\[.*\]|\{.*\})", text, re.DOTALL)
-    if not match:
-        return Failure(stage="translate", kind="ir_rejected", message="no JSON in the answer")
-    try:
-        data = json.loads(match.group(1))
-    except json.JSONDecodeError as exc:
-        return Failure(stage="translate", kind="ir_rejected", message=f"invalid JSON: {exc}")
+    data = _first_json(text)
+    if data is None:
+        return Failure(stage="translate", kind="ir_rejected", message="no JSON list or object in the answer")
     if isinstance(data, dict) and "error" in data:
         return Failure(stage="plan", kind="domain_error", message=str(data["error"]))
     if data == []:
@@ -79,13 +119,15 @@ def parse_calls(text: str, pack: Pack) -> Plan | Failure:
     return Plan(calls=calls, text=json.dumps(data), planner_actions=[])
 
 
-def run_baseline(query: str, today: str, pack: Pack, backend, max_new_tokens: int = 256) -> Run:
-    """One request through the LLM alone, as a Run the scorer reads like the pipeline's."""
+def run_baseline(query: str, today: str, pack: Pack, backend, constrain: bool = True,
+                 max_new_tokens: int = 256) -> Run:
+    """One request through the LLM alone, as a Run the scorer reads like the pipeline's; `constrain`
+    holds the answer to the calls' JSON shape."""
     run = Run(query=query, domain=pack.name, today=today, translator=f"baseline-{backend.name}")
     system = INSTRUCTIONS.format(today=today, apis=function_specs(pack))
     user = f"Request: {query.strip()}\nAnswer:"
     started = time.perf_counter()
-    completion = backend.complete(system, user, None, max_new_tokens)
+    completion = backend.complete(system, user, calls_grammar(pack) if constrain else None, max_new_tokens)
     run.timings_ms["translate"] = round((time.perf_counter() - started) * 1000, 3)
     run.prompt, run.llm_output = system + "\n" + user, completion.text
     result = parse_calls(completion.text, pack)

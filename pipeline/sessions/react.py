@@ -1,14 +1,15 @@
 """The LLM-only conversation baseline (`eval-sessions --agent llm`), as FlowAgent compares against ReAct:
 the same packaged model reads the conversation and writes each next action itself (call an API, ask the
-user, finish, give up) as JSON, with no planner, no grammar and no controllers. Its calls run on the same
-executors as the pipeline's and its replies follow the same protocol, so the same scorer reads both."""
+user, finish, give up) as JSON held to an action's shape only, with no planner, no IR and no controllers.
+Its calls run on the same executors as the pipeline's and its replies follow the same protocol, so the
+same scorer reads both."""
 
 from __future__ import annotations
 
 import json
 import re
 
-from pipeline.llm.baseline import function_specs
+from pipeline.llm.baseline import JSON_STRING_RULE, function_specs, json_names
 from pipeline.packs.pack import Pack, load_pack
 from pipeline.run import backend_for
 from pipeline.sessions.executors import ExecutionError, get_executor
@@ -127,8 +128,6 @@ def action_grammar(pack: Pack) -> str:
     """The shape of an action only (JSON, an API's name, a parameter's name): which call, in which order,
     with which values is the model's own choice, as a ReAct agent's is. Without it the packaged model
     rarely writes an action at all."""
-    def names(items) -> str:
-        return " | ".join(json.dumps(json.dumps(name)) for name in items)
     parameters = sorted({a for api in pack.spec.apis.values() for a in api.arguments})
     return "\n".join([
         'root ::= "{\\"action\\": " (call | ask | done | fail) "}"',
@@ -137,9 +136,9 @@ def action_grammar(pack: Pack) -> str:
         'done ::= "\\"done\\""',
         'fail ::= "\\"fail\\", \\"text\\": " string',
         'pair ::= parameter ": " string',
-        f"api ::= {names(pack.spec.apis)}",
-        f"parameter ::= {names(parameters)}",
-        'string ::= "\\"" [^"\\\\\\n]{0,80} "\\""',
+        f"api ::= {json_names(pack.spec.apis)}",
+        f"parameter ::= {json_names(parameters)}",
+        JSON_STRING_RULE,
     ]) + "\n"
 
 
