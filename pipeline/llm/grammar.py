@@ -55,6 +55,17 @@ _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 # A day after "by" or "before" is when the user needs something, not a value ("the auditor wants it by
 # monday"); and "now" alone is the moment of asking ("what i want now is ...").
 _DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
+# The time of an event the request tells of ("our board meeting on Friday", "the audit next week") is when
+# it happens, not a period of the records asked for.
+_EVENT_TIME = re.compile(r"\b(?:meeting|appointment|call|trip|visit|presentation|interview|conference|audit|review|"
+                         r"deadline)s?\s+(?:is\s+|was\s+)?(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
+_OF_RECORDS = re.compile(r"(?:for|from|of|during|covering|over|through)\b", re.IGNORECASE)
+
+
+def _event_time(text: str, span: tuple[int, int]) -> bool:
+    """Whether the span is the time of an event the words just before it name ("the meeting on Friday"),
+    not a period it is for ("the review for May")."""
+    return _EVENT_TIME.search(text[:span[0]]) is not None and not _OF_RECORDS.match(text[span[0]:span[1]])
 
 
 def _overlaps(span: tuple[int, int], others: list[tuple[int, int]]) -> bool:
@@ -90,7 +101,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in plain}
     periods = {sp: p for sp, p in periods.items() if p is None or 1900 <= p.start.year <= 2199}
     readable_periods = [sp for sp in _maximal([sp for sp in plain if periods[sp] is not None])
-                        if not _DEADLINE.search(text[:sp[0]]) and text[sp[0]:sp[1]].lower() != "now"]
+                        if not _DEADLINE.search(text[:sp[0]]) and not _event_time(text, sp)
+                        and text[sp[0]:sp[1]].lower() != "now"]
     candidates: dict[str, list[str]] = {}
     amounts = [sp for sp in plain if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
                and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]

@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, classify, names_nothing, question_kind, restates, topic, without_topic, words,
+    REQUEST_VERBS, asks_to_talk, classify, names_nothing, question_kind, restates, topic, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT
@@ -231,6 +231,14 @@ class Retriever:
                 following = following and clause.refers_back
                 story.append(clause.text)
                 continue
+            shared = _SHARED.match(clause.text)
+            if shared and sources and not story:
+                # A fragment for the two goals before it, or all of them, that says so ("sales and
+                # spending, both for May"): their words, whatever it scores or refuses on its own.
+                count = 2 if shared.group(1).lower() == "both" else len(sources)
+                for source in sources[-count:]:
+                    source.append(clause.text)
+                continue
             if judged[i][1]:
                 if chosen and chosen_at[-1] == i - 1 and restates(clause.text):
                     # It asks again for what the clause before asked ("we must wire 2k to the landlord, could
@@ -273,7 +281,10 @@ class Retriever:
                     story.append(clause.text)
                 continue
             # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
-            pointed_at = [t for t in story if t not in words] if clause.refers_back else []
+            # So does the story before a request to talk that names no topic: it is why they want to talk
+            # ("the reconciliation keeps failing. is there someone I could speak with?").
+            about_story = asks_to_talk(clause.text) and topic(clause.text) is None
+            pointed_at = [t for t in story if t not in words] if clause.refers_back or about_story else []
             if not pointed_at and sources and (clause.refers_back and _PERSON_PRONOUN.search(clause.text)
                                                or _SAME_VALUE.search(clause.text)):
                 # "bill Ann Lee ..., update her record"; "..., and the sales figures for the same months"
@@ -286,6 +297,10 @@ class Retriever:
                 sources[k].extend(w for w in words if w not in sources[k])
                 contexts[k].extend(pointed_at)
                 continue
+            if chosen and chosen_at[-1] == i - 1 and _BOTH.search(clauses[i - 1].text) \
+                    and without_values(clauses[i - 1].text) == clauses[i - 1].text:
+                # "both A and B for Q1": what follows B is said of A too, when A's words give no value.
+                sources[-1].append(clause.text)
             chosen.append(ScoredGoal(goal, score, ""))
             chosen_at.append(i)
             sources.append(words)
@@ -383,6 +398,9 @@ class Retriever:
         return self._protected
 
 
+_BOTH = re.compile(r"\bboth\b(?! of)", re.IGNORECASE)
+_SHARED = re.compile(r"(?:for |of )?(both|each|all)(?: of (?:them|those|these))?,?\s+(?:for|from|in|over|during|"
+                     r"covering|through|between)\b", re.IGNORECASE)
 _SAME_VALUE = re.compile(r"\b(?:the )?same (?:period|dates?|days?|time ?frame|time|months?|quarter|year|range|"
                          r"window|amount|one)\b", re.IGNORECASE)
 _PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)

@@ -230,6 +230,20 @@ def topic(text: str) -> str | None:
     return found.group("topic") if found and without_topic(text) is not None else None
 
 
+# A request to talk: a talking verb, and a person to talk with or a medium ("speak to someone", "set up a
+# video chat").
+_TALK = re.compile(r"\b(?:talk|speak|chat|call|phone|ring|reach|connect|contact|message|get in touch|get a ?hold)\b",
+                   re.I)
+_WITH = re.compile(r"\b(?:some(?:one|body)|any(?:one|body)|a (?:real )?(?:person|human)|an? (?:agent|rep|representative|"
+                   r"expert|specialist|advisor)|support|your team|(?:a|on the|over the) (?:call|phone|chat|video|zoom))\b",
+                   re.I)
+
+
+def asks_to_talk(text: str) -> bool:
+    """Whether the clause asks to talk with someone ("may I speak to a person", "put me through on the phone")."""
+    return _TALK.search(text) is not None and _WITH.search(text) is not None
+
+
 def without_topic(text: str) -> str | None:
     """The clause without its topic ("get me on a call about the P&L" -> "get me on a call"), or None when
     it names none."""

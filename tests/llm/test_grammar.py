@@ -175,3 +175,11 @@ def test_a_listed_value_may_be_named_across_a_clause_and_what_it_points_at(pack,
                          ["product_help"], fixed=True, sources=["how can i recover it"],
                          contexts=["oops, i deleted an account"])
     assert accepts(compiler, grammar, '_goal(g1, product_help).\n_help_topic(g1, "recover deleted account").\n')
+
+
+def test_the_time_of_an_event_told_of_is_no_period_of_the_records(pack):
+    told = value_candidates(pack, "our board meeting on friday, pull the P&L for May", TODAY)["period"]
+    assert told == ["for May"]
+    assert value_candidates(pack, "the audit next week: expenses please", TODAY)["period"] == []
+    # A period the event is for stays one ("the review for last month").
+    assert value_candidates(pack, "show the sales review for last month", TODAY)["period"] == ["for last month"]

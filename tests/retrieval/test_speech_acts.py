@@ -8,7 +8,9 @@ import pytest
 
 from pipeline.llm.grammar import value_candidates
 from pipeline.retrieval.retrievers import build_retriever
-from pipeline.retrieval.speech_acts import ASKS, ASKS_BY_PHRASE, TELLS, refers_back, speech_act, without_topic
+from pipeline.retrieval.speech_acts import (
+    ASKS, ASKS_BY_PHRASE, TELLS, asks_to_talk, refers_back, speech_act, without_topic,
+)
 from pipeline.values.spans import without_values
 
 
@@ -235,3 +237,38 @@ def test_it_after_a_request_to_talk_points_at_what_the_talk_is_about(retriever):
     found = retriever.by_clause("book me a call regarding the Q3 expenses, then pull them up first")
     assert [g.goal for g in found] == ["contact_agent", "expense_report"]
     assert "Q3" in found[1].source
+
+
+@pytest.mark.parametrize("clause,talks", [
+    ("can I speak to a person", True),
+    ("put me through on the phone", True),
+    ("could someone from support reach out", True),
+    ("call up the expense report", False),          # a talking verb, but no one to talk with
+    ("send the invoice to someone", False),         # someone, but no talk
+])
+def test_a_request_to_talk_needs_a_talking_verb_and_someone_or_a_medium(clause, talks):
+    assert asks_to_talk(clause) is talks
+
+
+def test_the_story_before_a_request_to_talk_is_why_they_want_to_talk(pack, retriever):
+    [found] = retriever.by_clause("our bank reconciliation will not balance this month. is there someone I could speak with")
+    assert found.goal == "contact_agent" and "reconciliation" in found.context
+    assert "Bank Reconciliation" in value_candidates(pack, found.context, date(2024, 8, 1))["contact_topic"]
+    [found] = retriever.by_clause("our bank reconciliation will not balance. set up a call about payroll")
+    assert found.goal == "contact_agent" and found.context == ""  # it names its own topic
+
+
+def test_a_fragment_that_says_both_gives_its_values_to_the_two_goals_before_it(retriever):
+    found = retriever.by_clause("pull the income statement and the spending report, both for the first quarter")
+    assert [g.goal for g in found] == ["profit_loss_report", "expense_report"]
+    assert all("both for the first quarter" in g.source for g in found)
+    found = retriever.by_clause("pull the income statement and the spending report, for the first quarter")
+    assert sum("for the first quarter" in g.source for g in found) == 1  # without "both": one goal's words
+
+
+def test_both_a_and_b_for_a_period_gives_the_period_to_a_too(retriever):
+    found = retriever.by_clause("could you send both the income statement and the spending report for the first quarter")
+    assert [g.goal for g in found] == ["profit_loss_report", "expense_report"]
+    assert all("first quarter" in g.source for g in found)
+    found = retriever.by_clause("could you send the income statement and the spending report for the first quarter")
+    assert "first quarter" not in found[0].source  # without "both", the period is the second one's
