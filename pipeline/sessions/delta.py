@@ -199,8 +199,13 @@ def asked_goals(pack: Pack, state: SessionState, message: str) -> list[str]:
 
 
 def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
+    """The session's goals the words name. A word that names several of them ("report" for a sales and an
+    expense report) singles none out where another word does ("the sales report" is the sales one)."""
     stems = {_stem(w) for w in re.findall(r"[a-z&]+", text.lower())}
-    return [g.goal_id for g in state.goals if _naming_words(pack, g.goal) & stems]
+    naming = {g.goal_id: _naming_words(pack, g.goal) for g in state.goals}
+    shared = {w for words in naming.values() for w in words if sum(w in other for other in naming.values()) > 1}
+    return ([gid for gid, words in naming.items() if (words - shared) & stems]
+            or [gid for gid, words in naming.items() if words & stems])
 
 
 def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: list[str],

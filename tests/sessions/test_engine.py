@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from pipeline.packs.pack import PackError
+from pipeline.packs.pack import PackError, load_pack
+from pipeline.sessions.delta import _named_goals
 from pipeline.sessions.engine import SessionEngine
 
 TODAY = "2024-10-15"
@@ -170,3 +171,13 @@ def test_a_name_that_answers_the_question_is_no_other_slots_name_too(engine):
     reply = engine.reply(state, "Golden Lotus Kitchen")
     assert reply.kind == "ask" and reply.slot == "contact_name"
     assert "contact_name" not in state.goals[0].values
+
+
+def test_a_word_every_report_shares_does_not_name_one_of_them(engine):
+    state = engine.open("quickbooks", TODAY)
+    engine.reply(state, "pull the spending report and the sales report for Q1 2024, then an agent about the spending")
+    by_goal = {g.goal: g.goal_id for g in state.goals}
+    pack = load_pack("quickbooks")
+    assert _named_goals(pack, state, "switch the sales report to Q2") == [by_goal["invoice_sales_report"]]
+    assert set(_named_goals(pack, state, "each report for Q2")) >= {by_goal["invoice_sales_report"],
+                                                                    by_goal["expense_report"]}
