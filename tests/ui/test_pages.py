@@ -121,7 +121,9 @@ def test_with_keys_the_page_asks_for_one(browser, tmp_path):
         assert page.url.endswith("/ui/login")
         page.fill("input[name=key]", "wrong")
         page.click("button[type=submit]")
-        assert "not one of this server's keys" in page.content()
+        # The click returns before the redirect's page is loaded: wait for its message, not for content().
+        page.wait_for_url(lambda url: url.endswith("/ui/login?wrong=1"))
+        assert "not one of this server's keys" in page.locator("p.error").inner_text()
         page.fill("input[name=key]", "ui-test-key")
         page.click("button[type=submit]")
         page.wait_for_url("**/ui")
@@ -146,6 +148,7 @@ def test_a_conversation_shows_each_turn_with_its_plan_and_the_calls_carried_out(
     SessionStore().index(state.owner, state.id)
     page.goto(service.url + "/ui")
     page.click(f"a[href='/ui/sessions/{state.id}']")
+    page.wait_for_url(f"**/ui/sessions/{state.id}")
     assert page.locator("section.turn").count() == 2
     assert page.locator("section.turn .plan-graph").count() == 2
     assert page.locator("ol.executed li").count() == len(state.executed) >= 2
