@@ -5,6 +5,7 @@ for a TTL."""
 from __future__ import annotations
 
 import time
+from typing import Callable, TypeVar
 
 import redis
 
@@ -14,11 +15,27 @@ from pipeline.settings import settings
 
 KEY_PREFIX = "nesyplan:run:"
 SESSION_PREFIX = "nesyplan:session:"
+T = TypeVar("T")
 
 
 def _client(url: str | None) -> redis.Redis:
     return redis.Redis.from_url(url or settings().redis_url, socket_connect_timeout=2, socket_timeout=5,
                                 health_check_interval=10)
+
+
+def _remember(client: redis.Redis, key: str, member: str, ttl_s: int) -> None:
+    """Add an id to an owner's list, ordered by time, keeping the newest thousand."""
+    with client.pipeline() as pipe:
+        pipe.zadd(key, {member: time.time()})
+        pipe.zremrangebyrank(key, 0, -1001)
+        pipe.expire(key, ttl_s)
+        pipe.execute()
+
+
+def _newest(client: redis.Redis, key: str, count: int, load: Callable[[str], T | None]) -> list[T]:
+    """The newest `count` records of an owner's list still stored (an expired one is left out)."""
+    ids = [i.decode() for i in client.zrevrange(key, 0, count - 1)]
+    return [record for record in map(load, ids) if record is not None]
 
 
 class RunStore:
@@ -38,16 +55,10 @@ class RunStore:
 
     def index(self, owner: str, run_id: str) -> None:
         """Remember a submitted run under its key, newest first (the web page's list)."""
-        key = f"nesyplan:runs-of:{owner}"
-        with self.client.pipeline() as pipe:
-            pipe.zadd(key, {run_id: time.time()})
-            pipe.zremrangebyrank(key, 0, -1001)  # the newest thousand
-            pipe.expire(key, self.ttl_s)
-            pipe.execute()
+        _remember(self.client, f"nesyplan:runs-of:{owner}", run_id, self.ttl_s)
 
     def recent(self, owner: str, count: int = 100) -> list[Run]:
-        ids = [i.decode() for i in self.client.zrevrange(f"nesyplan:runs-of:{owner}", 0, count - 1)]
-        return [run for run in map(self.load, ids) if run is not None]
+        return _newest(self.client, f"nesyplan:runs-of:{owner}", count, self.load)
 
 
 class SessionStore:
@@ -108,16 +119,10 @@ class SessionStore:
         self.client.delete(self._key(session_id, "turn", str(turn)))
 
     def index(self, owner: str, session_id: str) -> None:
-        key = f"nesyplan:sessions-of:{owner}"
-        with self.client.pipeline() as pipe:
-            pipe.zadd(key, {session_id: time.time()})
-            pipe.zremrangebyrank(key, 0, -1001)
-            pipe.expire(key, self.ttl_s)
-            pipe.execute()
+        _remember(self.client, f"nesyplan:sessions-of:{owner}", session_id, self.ttl_s)
 
     def recent(self, owner: str, count: int = 50) -> list[SessionState]:
-        ids = [i.decode() for i in self.client.zrevrange(f"nesyplan:sessions-of:{owner}", 0, count - 1)]
-        return [state for state in map(self.load, ids) if state is not None]
+        return _newest(self.client, f"nesyplan:sessions-of:{owner}", count, self.load)
 
     def lock(self, session_id: str, timeout_s: float = 300):
         """Held while a turn's symbolic half writes the state (a redelivered copy of it waits, then sees the

@@ -17,7 +17,7 @@ import json
 import re
 from datetime import date
 
-from pipeline.packs.pack import Pack
+from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.values import dates
 from pipeline.values.normalizers import NORMALIZERS, _stem, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
@@ -184,10 +184,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 found[text[a:b]] = None
                 found[format_amount(parse_amount(text[a:b], whole=True))] = None
         elif spec.normalizer == "choice":
-            # The words that name a value ("ring" -> phone, "video call" -> video), not a sentence around them.
-            for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
-                found[text[tokens[first].start():tokens[last].end()]] = None
-                found[value] = None
+            found = dict.fromkeys(_choice_candidates(spec, text, tokens))
         else:
             normalize = NORMALIZERS[spec.normalizer]
             values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
@@ -204,6 +201,16 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 found[values[sp]] = None
         candidates[name] = list(found)
     return candidates
+
+
+def _choice_candidates(spec: ArgumentType, text: str, tokens: list[re.Match]) -> list[str]:
+    """The words that name a listed value ("ring" -> phone, "video call" -> video), not a sentence around
+    them, and the values they name."""
+    found: dict[str, None] = {}
+    for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
+        found[text[tokens[first].start():tokens[last].end()]] = None
+        found[value] = None
+    return list(found)
 
 
 def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -390,9 +397,12 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         if fixed and context and i in by_position:
             pointed_at = value_candidates(pack, context, today)
             # A listed value may be named across the two ("lost an account I deleted; how to recover it").
-            across = value_candidates(pack, f"{context}, {sources[i - 1]}", today) if sources else {}
-            pointed_at.update({name: values for name, values in across.items() if not pointed_at.get(name)
-                               and name in pack.spec.arguments and pack.spec.arguments[name].normalizer == "choice"})
+            if sources:
+                joined = f"{context}, {sources[i - 1]}"
+                tokens = list(_TOKEN.finditer(joined))
+                pointed_at.update({name: _choice_candidates(spec, joined, tokens)
+                                   for name, spec in pack.spec.arguments.items()
+                                   if spec.normalizer == "choice" and not pointed_at.get(name)})
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
     if fixed:
         for i, goal in enumerate(goals, 1):

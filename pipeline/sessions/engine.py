@@ -153,7 +153,7 @@ class SessionEngine:
         if turn_input.turn != len(state.turns):
             raise ValueError(f"turn {turn_input.turn} given to a session at turn {len(state.turns)}")
         if state.ended:  # a message after the end (sent before the end was known) gets the end again
-            reply = Reply(kind=state.ended, text="This conversation has ended.", executed=self._executed(state))
+            reply = Reply(kind=state.ended, text="This conversation has ended.", executed=state.calls())
             state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
             return reply, None
         if turn_input.error is not None:  # nothing changes; the question stands
@@ -198,13 +198,13 @@ class SessionEngine:
         if run.failure is not None or run.plan is None:
             state.ended = "fail"
             message = run.failure.message if run.failure else "no plan"
-            return Reply(kind="fail", text=message, executed=self._executed(state))
+            return Reply(kind="fail", text=message, executed=state.calls())
         try:
             executor = get_executor(state.executor, pack, session_id=state.id)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
             state.ended = "fail"
-            return Reply(kind="fail", text=f"an API call failed: {exc}", executed=self._executed(state))
+            return Reply(kind="fail", text=f"an API call failed: {exc}", executed=state.calls())
 
     def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
         executed_at: dict[int, int] = {}  # plan call -> index in state.executed
@@ -220,7 +220,7 @@ class SessionEngine:
                                                    for a, b in call.args.items()}))
         state.pending, state.ended = None, "done"
         outputs = ", ".join(f"{state.executed[j].api} -> {state.executed[j].output}" for j in executed_at.values())
-        return Reply(kind="done", text=f"Done: {outputs}.", executed=self._executed(state), result=result)
+        return Reply(kind="done", text=f"Done: {outputs}.", executed=state.calls(), result=result)
 
     def _run_once(self, state: SessionState, api: str, args: dict, executor: Executor, turn: int) -> int:
         """Carry out a call (its refs must point at calls already carried out), or reuse the identical one."""
@@ -253,8 +253,4 @@ class SessionEngine:
             question = f"I could not read {', '.join(repr(w) for w in unreadable)}. " + question
         elif kind == "unrelated":
             question = "I can only help with this request here. " + question
-        return Reply(kind="ask", slot=argument, text=question, executed=self._executed(state))
-
-    @staticmethod
-    def _executed(state: SessionState) -> list[Call]:
-        return [Call(api=c.api, args=c.args) for c in state.executed]
+        return Reply(kind="ask", slot=argument, text=question, executed=state.calls())

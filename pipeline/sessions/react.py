@@ -78,13 +78,13 @@ class ReactAgent:
                 reply = Reply(kind="ask", slot=slot, text=str(action.get("text") or f"Please tell me the {slot}."))
                 state.asked.append(slot)
             elif action.get("action") == "done":
-                reply = Reply(kind="done", text="Done.", result=self._executed(state))
+                reply = Reply(kind="done", text="Done.", result=state.calls())
             else:
                 reply = Reply(kind="fail", text=str(action.get("text") or "the model gave up"))
             break
         if reply is None:
             reply = Reply(kind="fail", text=f"no reply after {MAX_ACTIONS_PER_TURN} actions")
-        reply.executed = self._executed(state)
+        reply.executed = state.calls()
         if reply.kind != "ask":
             state.ended = reply.kind
         state.turns.append(Turn(message=message, kind="opening" if not state.turns else "answer", reply=reply))
@@ -118,10 +118,6 @@ class ReactAgent:
             if turn.reply.kind == "ask":
                 lines.append(f"Action: {json.dumps({'action': 'ask', 'slot': turn.reply.slot, 'text': turn.reply.text})}")
         return lines
-
-    @staticmethod
-    def _executed(state: SessionState) -> list[Call]:
-        return [Call(api=c.api, args=c.args) for c in state.executed]
 
 
 def action_grammar(pack: Pack) -> str:

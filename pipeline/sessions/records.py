@@ -75,6 +75,10 @@ class SessionState(BaseModel):
     turns: list[Turn] = []
     ended: Literal["done", "fail"] | None = None
 
+    def calls(self) -> list[Call]:
+        """The calls carried out so far, without what they returned (what a reply lists)."""
+        return [Call(api=c.api, args=c.args) for c in self.executed]
+
     def ir(self) -> str:
         """The session's goals and the values given so far, as IR (what each turn plans from)."""
         facts = []
