@@ -57,8 +57,13 @@ _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 _DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
 # The time of an event the request tells of ("our board meeting on Friday", "the audit next week") is when
 # it happens, not a period of the records asked for.
-_EVENT_TIME = re.compile(r"\b(?:meeting|appointment|call|trip|visit|presentation|interview|conference|audit|review|"
-                         r"deadline)s?\s+(?:is\s+|was\s+)?(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
+# So is the time of a talk the user tells of, after its verb and whom it was with ("i phoned the bank
+# yesterday"), but not after what it was about ("i phoned about the charge from yesterday").
+_EVENT_TIME = re.compile(r"(?:\b(?:meeting|appointment|call|trip|visit|presentation|interview|conference|audit|review|"
+                         r"deadline)s?\s+(?:is\s+|was\s+)?"
+                         r"|\b(?:called|phoned|rang|emailed|e-mailed|texted|messaged|spoke|talked|chatted)"
+                         r"(?:\s+(?!about\b|regarding\b|re\b|for\b|from\b|of\b|on\b|at\b|in\b)[\w'’]+){0,3}?\s+)"
+                         r"(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
 _OF_RECORDS = re.compile(r"(?:for|from|of|during|covering|over|through)\b", re.IGNORECASE)
 
 
@@ -98,17 +103,18 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     # The digits of a phone number or an email address are neither a date nor an amount.
     contacts = [sp for sp in spans if _is_contact(text[sp[0]:sp[1]])]
     plain = [sp for sp in spans if not _overlaps(sp, contacts)]
+    # A number read as a year far from ours ("cost me 2400", "booking RD-8830") is no period.
     periods = {sp: dates.resolve_period(text[sp[0]:sp[1]], today) for sp in plain}
-    periods = {sp: p for sp, p in periods.items() if p is None or 1900 <= p.start.year <= 2199}
-    readable_periods = [sp for sp in _maximal([sp for sp in plain if periods[sp] is not None])
-                        if not _DEADLINE.search(text[:sp[0]]) and not _event_time(text, sp)
+    periods = {sp: p for sp, p in periods.items() if p is not None and 1900 <= p.start.year <= 2199}
+    timely = _maximal(list(periods))
+    readable_periods = [sp for sp in timely if not _DEADLINE.search(text[:sp[0]]) and not _event_time(text, sp)
                         and text[sp[0]:sp[1]].lower() != "now"]
     candidates: dict[str, list[str]] = {}
     amounts = [sp for sp in plain if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
                and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]
     read_times = {sp: NORMALIZERS["time"](text[sp[0]:sp[1]]) for sp in plain if _TIME_MARK.search(text[sp[0]:sp[1]])}
     times = _smallest([sp for sp, t in read_times.items() if t is not None], read_times)
-    claimed = readable_periods + amounts + contacts + times  # words of these are no free text
+    claimed = timely + amounts + contacts + times  # words of these are no free text (a deadline's day neither)
     person_names: list[tuple[int, int]] = []  # capitalised names a full-name argument reads: no service or goods
     for name, extra in pack.spec.ir_extra.items():
         if extra.normalizer == "period":
@@ -134,6 +140,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             # A person's name is no service while the request names something else ("invoice Ann Lee for
             # the tile job"); alone it may be one ("bill them for Logo Design").
             phrases = [sp for sp in phrases if not _overlaps(sp, person_names)] or phrases
+            # Nor is a word for a person a thing: "an invoice for a client" says whom it is for, not what.
+            phrases = [sp for sp in phrases if not set(_TOKEN.findall(text[sp[0]:sp[1]].lower())) <= _PERSON_NOUNS]
             for a, b in phrases:
                 found[text[a:b]] = None
                 found[text[a:b].lower()] = None
@@ -232,6 +240,10 @@ def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[
 
 # A subject starts a clause about the thing, not its name ("the tile job we just wrapped up" names "tile job").
 _SUBJECT_PRONOUNS = set("i we you he she they".split())
+_PERSON_NOUNS = set("""client clients customer customers vendor vendors supplier suppliers contractor contractors
+person people someone somebody guy guys lady ladies friend friends neighbor neighbour partner partners landlord
+tenant tenants boss employee employees coworker colleague accountant bookkeeper lawyer patient patients student
+students buyer buyers member members""".split())
 _EDGE_WORDS = set("a an the for of to and or with about from in on at my our your me i please pls".split())
 # Words of the request itself, not of the thing it names: never part of free text.
 _REQUEST_WORDS = _EDGE_WORDS - {"of"} | set(
@@ -245,7 +257,7 @@ _FUNCTION_WORDS = _REQUEST_WORDS | set("""i me my we us our you your he him his 
 these those who what which when where why how is are was were be been am has have had will just now new old
 already also too very all any some every each no not one own same other there here up out off over again
 yes ok okay thanks thank hi hello hey dear sir madam so but if asap thx soon today u ur ya
-actually wait sorry oh hmm um uh btw instead anyway well of""".split())
+actually wait sorry oh hmm um uh btw instead anyway well of by""".split())
 
 
 def _pack_words(pack: Pack) -> set[str]:

@@ -183,3 +183,25 @@ def test_the_time_of_an_event_told_of_is_no_period_of_the_records(pack):
     assert value_candidates(pack, "the audit next week: expenses please", TODAY)["period"] == []
     # A period the event is for stays one ("the review for last month").
     assert value_candidates(pack, "show the sales review for last month", TODAY)["period"] == ["for last month"]
+
+
+def test_the_time_of_a_talk_told_of_is_no_value_but_the_time_of_its_subject_is(pack):
+    # When the user phoned is not when the charge was, and the words of that time name no service either.
+    told = value_candidates(pack, "i phoned the bank yesterday about a $40 charge, find it", TODAY)
+    assert told["charge_date"] == [] and not any("yesterday" in v for v in told["invoice_detail"])
+    about = value_candidates(pack, "i phoned about the charge from yesterday, find it", TODAY)
+    assert "yesterday" in about["charge_date"]
+    # A deadline's day is neither a value nor part of one.
+    assert value_candidates(pack, "invoice for the roof repair, they want it by friday", TODAY)["invoice_detail"] \
+        == ["roof repair"]
+
+
+def test_a_word_for_a_person_is_no_thing_sold(pack):
+    assert value_candidates(pack, "make an invoice for my tenant", TODAY)["invoice_detail"] == []
+    assert value_candidates(pack, "invoice my tenant for window cleaning", TODAY)["invoice_detail"] == ["window cleaning"]
+
+
+def test_a_number_read_as_a_year_far_from_ours_is_an_amount_and_no_period(pack):
+    # It used to end the run with an internal error (a period looked up for a span the year range dropped).
+    found = value_candidates(pack, "the deck repair came to 2400, invoice it", TODAY)
+    assert found["invoice_amount"] == ["2400", "2400.00"] and found["period"] == []
