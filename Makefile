@@ -32,7 +32,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=20
 
 # A long fuzzing campaign (make test runs the same properties with a short budget); prints examples per target.
 fuzz: setup

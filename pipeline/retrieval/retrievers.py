@@ -21,7 +21,8 @@ import numpy as np
 
 from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, asks_to_talk, classify, names_nothing, question_kind, restates, topic, without_topic, words,
+    REQUEST_VERBS, asks_to_talk, classify, names_nothing, question_kind, restates, states_value, topic,
+    without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT
@@ -180,6 +181,8 @@ class Retriever:
             protected = re.sub(phrase, lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
         protected = re.sub(r"(?<=\d)[,.](?=\d)", lambda m: {",": "\x01", ".": "\x02"}[m.group()], protected)
         protected = re.sub(r"(?<=\d),(?= \d{4}\b)", "\x01", protected)  # "march 15, 2026" is one date
+        # "between March 3, 2024 and June 10, 2024" is one period, not two requests.
+        protected = re.sub(_BETWEEN, lambda m: m.group().replace(" ", "\x00"), protected)
         protected = re.sub(_TITLE, lambda m: m.group()[:-1] + "\x02", protected)  # "Mr. Chen" is one name
         parts = _CLAUSE_BREAK.split(protected)
         restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").strip() for p in parts]
@@ -226,9 +229,11 @@ class Retriever:
         following = False  # whether every clause since the last goal's points back at it
         for i, (clause, top) in enumerate(zip(clauses, best)):
             if not clause.asks:
-                if chosen and clause.refers_back and following:  # "..., his new email is jo@x.com"
+                # "..., his new email is jo@x.com"; "... an invoice for the tile job. The total is $400."
+                points = clause.refers_back or states_value(clause.text)
+                if chosen and points and following:
                     contexts[-1].append(clause.text)
-                following = following and clause.refers_back
+                following = following and points
                 story.append(clause.text)
                 continue
             shared = _SHARED.match(clause.text)
@@ -533,6 +538,8 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 _TITLE = re.compile(r"\b(?:mr|mrs|ms|dr|prof|st|jr|sr)\.(?=\s)", re.I)
+_BETWEEN = re.compile(r"\bbetween\s+[^;:?!]{1,30}?\s+and\s+(?=\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                      r"[a-z]*\b|(?:the\s+)?(?:end|start|beginning|middle|first|last)\b)", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
                            r"|(?<!\bi'd)(?<!\bwe)(?<!\bi)\s+(?:and then|and also|and|then|plus|also|but)\s+"
                            # a subordinate clause: a conjunction, then its subject ("so i can see", "before we")

@@ -109,7 +109,11 @@ def speech_act(text: str) -> str:
         return TELLS
     # No opener: a bare noun phrase ("expense report for Q3") asks; one with a finite verb ("sales were
     # up", "payroll went out wrong", "partner thinks ...") or a participle ("applying for a loan") tells.
-    if head in FINITE or len(head) > 4 and head.endswith(("ing", "ed")):  # "applying for a loan", not "ring"
+    if head in FINITE or len(head) > 4 and head.endswith("ed"):  # "moved offices", not "red"
+        return TELLS
+    # A participle that leads into what it does tells ("applying for a loan", "trying to"); one before a
+    # noun names a thing ("grooming service, $85", "cleaning supplies"), not "ring".
+    if len(head) > 4 and head.endswith("ing") and (not rest or rest[0] in _AFTER_PARTICIPLE):
         return TELLS
     # Only the clause's own verbs count, not those of a clause inside it ("advice on whether we can ...").
     nested = next((i for i, t in enumerate(rest) if t in NESTED), len(rest))
@@ -123,6 +127,13 @@ def speech_act(text: str) -> str:
         return TELLS  # "year's almost over", "cash's getting tight": "is", not a possessive
     return TELLS if any(t in FINITE or t.endswith("n't") for t in own) else ASKS_BY_PHRASE
 
+
+# What follows a participle that opens a story: a preposition, an article, a pronoun, a particle or an
+# adverb ("working on taxes", "getting the books", "hoping you can", "running low on cash").
+_AFTER_PARTICIPLE = frozenset("""for to on in at with about into onto through over from by of off out up down
+back away around along behind ahead a an the my our your his her their this that these those it them us me him
+i we you they he she some any all more less really so too just still again low late if whether what how why
+when where like""".split())
 
 _TIME_NOUNS = frozenset("""time times moment minute hour morning afternoon evening night day days weekend week
 weeks month months quarter year years season""".split())
@@ -149,6 +160,20 @@ def _third_person_verb(prev: str, token: str, nxt: str) -> bool:
 
 def _is_purpose(tokens: list[str]) -> bool:
     return len(tokens) > 1 and tokens[0] in {"so", "cause", "because"} and tokens[1] in SUBJECTS
+
+
+_COPULAS = frozenset("is are was were 's be will would should comes came come to totals totaled".split())
+
+
+def states_value(text: str) -> bool:
+    """Whether a clause only says what a value is: a label of one or two words, a copula, an amount or a
+    period ("the amount is $375.25", "total is $1,200", "the period is Q3"), and nothing else."""
+    rest = without_values(text)
+    if rest == text:
+        return False
+    tokens = words(rest)
+    label = [t for t in tokens if t not in _DETERMINERS and t not in _COPULAS]
+    return bool(tokens) and tokens[-1] in _COPULAS and 1 <= len(label) <= 2
 
 
 def refers_back(text: str) -> bool:

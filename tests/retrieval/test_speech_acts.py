@@ -9,7 +9,7 @@ import pytest
 from pipeline.llm.grammar import value_candidates
 from pipeline.retrieval.retrievers import build_retriever
 from pipeline.retrieval.speech_acts import (
-    ASKS, ASKS_BY_PHRASE, TELLS, asks_to_talk, refers_back, speech_act, without_topic,
+    ASKS, ASKS_BY_PHRASE, TELLS, asks_to_talk, refers_back, speech_act, states_value, without_topic,
 )
 from pipeline.values.spans import without_values
 
@@ -37,6 +37,8 @@ from pipeline.values.spans import without_values
     ("the busy season wears us out", TELLS),                  # a verb in -s: its object and particle
     ("the landlord claims we owe more", TELLS),               # a verb in -s: the clause it introduces
     ("the invoices we sent in May", ASKS_BY_PHRASE),          # a noun in -s after its determiner
+    ("painting service, $120", ASKS_BY_PHRASE),               # "-ing" before a noun names a thing
+    ("hoping you can sort this", TELLS),                      # "-ing" before a pronoun leads a story
 
 ])
 def test_speech_act_of_a_clause(clause, act):
@@ -272,3 +274,30 @@ def test_both_a_and_b_for_a_period_gives_the_period_to_a_too(retriever):
     assert all("first quarter" in g.source for g in found)
     found = retriever.by_clause("could you send the income statement and the spending report for the first quarter")
     assert "first quarter" not in found[0].source  # without "both", the period is the second one's
+
+
+@pytest.mark.parametrize("clause,states", [
+    ("the total is $640", True),
+    ("amount comes to 1,250.50", True),
+    ("the period is Q2", True),
+    ("sales were up 20% in Q2", False),       # it says more than what a value is
+    ("last month was $2,000", False),         # no label left once the values are gone
+    ("the painter is booked", False),         # no value
+])
+def test_a_clause_that_only_says_what_a_value_is(clause, states):
+    assert states_value(clause) is states
+
+
+def test_a_value_stated_after_a_request_gives_what_the_request_lacks(pack, retriever):
+    [found] = retriever.by_clause("Could you draft an invoice for gutter cleaning? The total is $310.40.")
+    assert found.goal == "create_invoice" and "$310.40" in found.context and "$310.40" not in found.source
+    assert "310.40" in value_candidates(pack, found.context, date(2024, 8, 1))["invoice_amount"]
+    [found] = retriever.by_clause("Could you draft an invoice for gutter cleaning? My crew was late.")
+    assert found.context == ""  # a story that states no value gives nothing
+
+
+def test_between_one_date_and_another_is_one_period_not_two_clauses(pack, retriever):
+    [found] = retriever.by_clause("pull the spending report between February 2, 2024 and May 9, 2024")
+    assert "February 2, 2024" in found.source and "May 9, 2024" in found.source
+    periods = value_candidates(pack, found.source, date(2024, 8, 1))["period"]
+    assert periods == ["between February 2, 2024 and May 9, 2024"]
