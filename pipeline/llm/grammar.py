@@ -19,7 +19,7 @@ from datetime import date
 
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.values import dates
-from pipeline.values.normalizers import NORMALIZERS, _stem, choice_spans, full_name
+from pipeline.values.normalizers import _TITLES, NORMALIZERS, _stem, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
 from pipeline.values.spans import _TOKEN, maximal as _maximal, request_spans
 
@@ -121,8 +121,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             candidates[name] = [text[a:b] for a, b in readable_periods]
         elif extra.normalizer == "full_name":
             # The whole name only ("Emma Wilson", not "Emma"): its parts are what the part arguments are for.
+            # A lone word labelled as one part ("last name Shah") is that part, not a whole name.
             names = _maximal([(a, b) for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
-                              and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None])
+                              and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None
+                              and not (_lone(text[a:b]) and _PART_LABEL.search(text[:a]))])
             candidates[name] = list(dict.fromkeys(text[a:b] for a, b in names))
             person_names += [(a, b) for a, b in names if all(w[:1].isupper() for w in _TOKEN.findall(text[a:b]))]
     for name, spec in pack.spec.arguments.items():
@@ -202,6 +204,10 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 readable = [sp for sp in readable if len(_TOKEN.findall(text[sp[0]:sp[1]])) <= 3
                             and _could_be_name(pack, text, *sp)
                             and not _overlaps(sp, claimed)]
+                part = _name_part(pack, name)
+                if part is not None:  # a name on its own of one word: only the part it is ("Maria", "Mr. Chen")
+                    lone = [w for w in _maximal(readable) if _lone(values[w]) and _lone_name_part(text, *w) != part]
+                    readable = [sp for sp in readable if not _overlaps(sp, lone)]
             else:
                 readable = _smallest(readable, values)
             for sp in readable:
@@ -209,6 +215,41 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                 found[values[sp]] = None
         candidates[name] = list(found)
     return candidates
+
+
+# A label or a title before a lone name says which part of a name it is ("last name Shah", "Mr. Chen").
+_FAMILY_LABEL = re.compile(r"\b(?:(?:last|family|sur) ?name|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?\s*(?:is\s+|[:=]\s*)?$",
+                           re.IGNORECASE)
+_PART_LABEL = re.compile(r"\b(?:last|family|sur|first|given) ?name\s*(?:is\s+|[:=]\s*)?$", re.IGNORECASE)
+
+
+_LABELLED_NAME = re.compile(r"\b(last|family|sur|first|given) ?name\s*(?:is\s+|[:=]\s*)?"
+                            r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
+
+
+def _labelled_parts(text: str) -> set[int]:
+    """The parts of a name (0 given, 1 family) the text labels ("first name Ana", "surname: Ruiz")."""
+    return {0 if m.group(1).lower() in ("first", "given") else 1 for m in _LABELLED_NAME.finditer(text)}
+
+
+def _lone(name: str) -> bool:
+    """Whether a name is one word, a title aside ("Maria", "Mr. Chen")."""
+    return len(_TOKEN.findall(re.sub(_TITLES, "", name.strip(), flags=re.IGNORECASE))) == 1
+
+
+def _lone_name_part(text: str, start: int, end: int) -> int:
+    """Which part of a name a lone word is: the family name (1) with a title or after a last-name label, else
+    the given name (0), as a person is called by it ("change Maria's phone")."""
+    titled = re.match(_TITLES, text[start:end], flags=re.IGNORECASE) is not None
+    return 1 if titled or _FAMILY_LABEL.search(text[:start]) else 0
+
+
+def _name_part(pack: Pack, argument: str) -> int | None:
+    """The part of a whole name (0 given, 1 family) an argument is, when a full-name predicate gives it."""
+    for extra in pack.spec.ir_extra.values():
+        if extra.normalizer == "full_name" and argument in extra.gives:
+            return extra.gives.index(argument)
+    return None
 
 
 def _choice_candidates(spec: ArgumentType, text: str, tokens: list[re.Match]) -> list[str]:
@@ -295,6 +336,9 @@ def _beside_a_name_word(pack: Pack, text: str, start: int, end: int) -> bool:
                and m.group(1).lower() not in _pack_words(pack) for m in (before, after))
 
 
+_NAME_LABELS = frozenset("name names surname surnames forename firstname lastname".split())  # never a name
+
+
 def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com, not the
     "re" of "you're"), each capitalised or not a word of the language or of the pack ("her", "record",
@@ -308,7 +352,7 @@ def _could_be_name(pack: Pack, text: str, start: int, end: int) -> bool:
     if len(words) == 1 and words[0].islower() and text.strip(" .,!?") != words[0] \
             and not _beside_a_name_word(pack, text, start, end):
         return False  # one word in lower case is a name only as a whole answer or part of a whole name
-    return all(w.lower() not in _FUNCTION_WORDS
+    return all(w.lower() not in _FUNCTION_WORDS and w.lower() not in _NAME_LABELS
                and not ((w[0].islower() or (i == 0 and opens_sentence)) and _common_word(w))
                and (w[0].isupper() and not (i == 0 and opens_sentence) or w.lower() not in _pack_words(pack)
                     and not (len(w) > 4 and w.endswith(("ed", "ing")))) for i, w in enumerate(words))
@@ -478,7 +522,12 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                 alternatives = ([together] if together else []) + one_by_one
                 if fixed and together and _names_person(pack, extra, by_position.get(position, whole)):
                     alternatives = [together]  # written whole ("Ana Ruiz"): the name, not a guess at its parts
-                if alternatives:
+                labelled = _labelled_parts(sources[position - 1] if sources else query) \
+                    if fixed and extra_spec.normalizer == "full_name" else set()
+                if labelled and len(each) == len(extra_spec.gives):
+                    # Parts the words label ("first name Ana, last name Ruiz") are written, each as its part.
+                    parts.append(" ".join(f"({f})" if i in labelled else f"({f})?" for i, f in enumerate(each)))
+                elif alternatives:
                     parts.append(optional(extra, " | ".join(f"({a})" for a in alternatives), position))
                 given_by_extra |= set(extra_spec.gives)
         for argument in takes:

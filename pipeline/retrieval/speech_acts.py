@@ -1,7 +1,7 @@
 """Asking vs telling: which clauses of a request ask for something, and which tell its story.
 
-Customers write context around what they want ("revenue is down and i'm freaking out, show me sales for
-the last 60 days"). Goals come only from clauses that ask: a question, an imperative, a want or need, a
+Customers write context around what they want ("our biggest client just left and i'm nervous, what did we
+spend in june"). Goals come only from clauses that ask: a question, an imperative, a want or need, a
 please, or a bare noun phrase ("P&L for March"). A clause with a subject and a finite verb that does none
 of these ("we changed our pricing", "my accountant says ...") tells, and names no goal, even when it
 mentions one's words. The rules are about English, not about any pack: they hold for every domain.

@@ -77,7 +77,7 @@ def test_fixed_goals_are_written_as_given(pack, compiler):
 
 
 def test_holes_hold_only_what_the_request_grounds(pack):
-    candidates = value_candidates(pack, "look up the 75 bucks charge from Sept 28, and call me", TODAY)
+    candidates = value_candidates(pack, "check on that 75 bucks charge from Sept 28, then call me", TODAY)
     assert set(candidates["charge_amount"]) == {"75 bucks", "75.00"}  # not "28": it is part of a date
     assert "09/28/2024" in candidates["charge_date"] and "Sept 28" in candidates["charge_date"]
     assert set(candidates["contact_channel"]) == {"call", "phone"}
@@ -205,3 +205,25 @@ def test_a_number_read_as_a_year_far_from_ours_is_an_amount_and_no_period(pack):
     # It used to end the run with an internal error (a period looked up for a span the year range dropped).
     found = value_candidates(pack, "the deck repair came to 2400, invoice it", TODAY)
     assert found["invoice_amount"] == ["2400", "2400.00"] and found["period"] == []
+
+
+def test_a_lone_name_is_the_part_a_title_or_label_makes_it_else_a_given_name(pack):
+    def names(text):
+        found = value_candidates(pack, text, TODAY)
+        return found["customer_given_name"], found["customer_family_name"]
+    assert names("Change Lucia's email to lu@cia.io") == (["Lucia"], [])   # called by her first name
+    assert names("new email for Mrs. Okafor: o@kafor.io") == ([], ["Mrs. Okafor", "Okafor"])
+    assert names("record update: first name Lucia, surname Okafor") == (["Lucia"], ["Okafor"])
+    given, family = names("new email for Lucia Okafor: lo@kafor.io")  # a whole name: either part, as before
+    assert "Okafor" in family and "Lucia" in given
+
+
+def test_the_parts_a_request_labels_are_both_written(pack, compiler):
+    query = "record update: first name Lucia, surname Okafor, phone 303-555-0188"
+    grammar = ir_grammar(pack, query, TODAY, goals=["update_customer"], fixed=True, sources=[query])
+    both = ('_goal(g1, update_customer).\n_customer_given_name(g1, "Lucia").\n'
+            '_customer_family_name(g1, "Okafor").\n_customer_phone(g1, "303-555-0188").\n')
+    assert accepts(compiler, grammar, both)
+    assert not accepts(compiler, grammar, both.replace('_customer_given_name(g1, "Lucia").\n', ""))
+    assert not accepts(compiler, grammar, '_goal(g1, update_customer).\n_customer_name(g1, "Lucia").\n'
+                       '_customer_phone(g1, "303-555-0188").\n')
