@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, asks_to_talk, classify, names_nothing, question_kind, restates, states_value, topic,
+    REQUEST_VERBS, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates, states_value, topic,
     without_topic, words,
 )
 from pipeline.settings import settings
@@ -255,6 +255,8 @@ class Retriever:
                 continue  # it asks for something the domain does not do ("refund this payment")
             goal, score, words = top.goal, top.score, [clause.text]
             needed = BARE_PHRASE_THRESHOLD if clause.bare else clause_threshold
+            if chosen and asks_only_for_results(clause.text):
+                score = 0.0  # "..., i want the actual numbers": what the request before it gives, not a new goal
             earlier = [k for k in range(i) if k not in foreign]
             if clause.refers_back and earlier:
                 # Below the threshold it asks for the best goal before it ("pls generate it"). Above it, a

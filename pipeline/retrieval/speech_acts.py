@@ -192,9 +192,12 @@ def requests_action(text: str) -> bool:
 
 _HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
 # Asking whether to do something is asking for a judgement, whatever it names ("should we raise prices",
-# "is it worth leasing", "is this wise").
+# "is it worth leasing", "is this wise"). So is asking what one should do, or how much of it ("how much should
+# a bakery keep in reserve", "should my shop register as an LLC"): "should" asks for advice, not for records.
 _WHETHER_TO = re.compile(r"\b(?:should|shall) (?:i|we)\b|\b(?:is|was) (?:it|that|this) (?:\w+ )?(?:a )?(?:good|bad|"
-                         r"smart|wise|worth)\b|\bwould it make sense\b|\b(?:a )?good idea\b", re.I)
+                         r"smart|wise|worth)\b|\bwould it make sense\b|\b(?:a )?good idea\b"
+                         r"|\b(?:should|ought to) (?:a|an|one|my|our)\b"
+                         r"|\bhow (?:much|many|often|long)(?: \w+)? (?:should|ought)\b", re.I)
 HOW, WHETHER_TO = "how", "whether to"
 
 
@@ -212,6 +215,20 @@ def question_kind(text: str) -> str | None:
 
 
 _ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
+
+
+# What any report is made of: a clause asking only for these asks for nothing new ("i want the actual numbers").
+_RESULTS = frozenset("numbers figures totals details data info information breakdown specifics".split())
+_OF_RESULTS = frozenset("actual real exact hard full whole complete latest exact precise".split())
+
+
+def asks_only_for_results(text: str) -> bool:
+    """Whether a clause asks for numbers, details or figures and names nothing they are of ("i want the actual
+    numbers", "send me the details"): the request before it, said again, not a request of its own."""
+    tokens = words(without_values(text))
+    named = [t for t in tokens if t not in FILLERS | QUESTION_OPENERS | SUBJECTS | REQUEST_VERBS | _SOMEONE
+             | _PARTICLES | _ASKING_ONLY | _DETERMINERS | _OF_RESULTS]
+    return bool(named) and all(t in _RESULTS for t in named)
 
 
 def names_nothing(text: str) -> bool:

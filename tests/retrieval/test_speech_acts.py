@@ -9,7 +9,8 @@ import pytest
 from pipeline.llm.grammar import value_candidates
 from pipeline.retrieval.retrievers import build_retriever
 from pipeline.retrieval.speech_acts import (
-    ASKS, ASKS_BY_PHRASE, TELLS, asks_to_talk, refers_back, speech_act, states_value, without_topic,
+    ASKS, ASKS_BY_PHRASE, TELLS, WHETHER_TO, asks_only_for_results, asks_to_talk, question_kind, refers_back,
+    speech_act, states_value, without_topic,
 )
 from pipeline.values.spans import without_values
 
@@ -301,3 +302,36 @@ def test_between_one_date_and_another_is_one_period_not_two_clauses(pack, retrie
     assert "February 2, 2024" in found.source and "May 9, 2024" in found.source
     periods = value_candidates(pack, found.source, date(2024, 8, 1))["period"]
     assert periods == ["between February 2, 2024 and May 9, 2024"]
+
+
+@pytest.mark.parametrize("clause,only", [
+    ("i want the actual numbers", True),
+    ("can you send me the full details", True),
+    ("just give me the hard figures", True),
+    ("i want the numbers for our payroll costs", False),   # names what they are of
+    ("send me the sales numbers", False),
+    ("call me", False),                                   # names nothing at all: no results asked for
+])
+def test_a_clause_asking_only_for_numbers_or_details(clause, only):
+    assert asks_only_for_results(clause) is only
+
+
+def test_asking_only_for_the_numbers_after_a_request_is_no_second_request(retriever):
+    query = "what did we bring in over the summer? the bank keeps asking and i want the exact figures"
+    assert _goals(retriever, query) == ["invoice_sales_report"]
+
+
+@pytest.mark.parametrize("clause,kind", [
+    ("how much should a dog groomer keep in reserve", WHETHER_TO),   # what one should do asks for advice
+    ("how many months of rent should we hold back", WHETHER_TO),
+    ("should my studio become an S corp", WHETHER_TO),
+    ("how much did we spend on rent", None),                         # asks for records
+    ("how do I export my sales", "how"),
+])
+def test_a_question_what_one_should_do_asks_for_a_judgement(clause, kind):
+    assert question_kind(clause) == kind
+
+
+def test_how_much_one_should_keep_is_advice_not_a_report(retriever):
+    assert _goals(retriever, "how much cash should a small catering firm keep on hand for slow winters?") \
+        == ["business_advice"]
