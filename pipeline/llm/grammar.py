@@ -218,13 +218,13 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
 
 
 # A label or a title before a lone name says which part of a name it is ("last name Shah", "Mr. Chen").
-_FAMILY_LABEL = re.compile(r"\b(?:(?:last|family|sur) ?name|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?\s*(?:is\s+|[:=]\s*)?$",
+_PART_NAMED = r"\b(last|family|sur|first|given) ?name"  # the group: which part
+_LABEL_TAIL = r"\s*(?:is\s+|[:=]\s*)?"  # "last name Shah", "surname is Shah", "surname: Shah"
+_FAMILY_LABEL = re.compile(r"\b(?:(?:last|family|sur) ?name|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?" + _LABEL_TAIL + "$",
                            re.IGNORECASE)
-_PART_LABEL = re.compile(r"\b(?:last|family|sur|first|given) ?name\s*(?:is\s+|[:=]\s*)?$", re.IGNORECASE)
-
-
-_LABELLED_NAME = re.compile(r"\b(last|family|sur|first|given) ?name\s*(?:is\s+|[:=]\s*)?"
-                            r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
+_PART_LABEL = re.compile(_PART_NAMED + _LABEL_TAIL + "$", re.IGNORECASE)
+_LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no preposition or article
+                            + r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
 
 
 def _labelled_parts(text: str) -> set[int]:

@@ -21,8 +21,8 @@ import numpy as np
 
 from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates, states_value, topic,
-    without_topic, words,
+    REQUEST_VERBS, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
+    states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT

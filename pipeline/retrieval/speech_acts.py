@@ -217,26 +217,27 @@ def question_kind(text: str) -> str | None:
 _ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
 
 
+# The words that only ask: who asks and who does, the request verb, the fillers around it ("can you pull me").
+_ASKING_WORDS = FILLERS | QUESTION_OPENERS | SUBJECTS | REQUEST_VERBS | _SOMEONE | _PARTICLES | _ASKING_ONLY
+_ONLY_ASKING = _ASKING_WORDS | REFERENCES  # "pls update that too": the asking and what it points back at
+
 # What any report is made of: a clause asking only for these asks for nothing new ("i want the actual numbers").
 _RESULTS = frozenset("numbers figures totals details data info information breakdown specifics".split())
-_OF_RESULTS = frozenset("actual real exact hard full whole complete latest exact precise".split())
+_OF_RESULTS = frozenset("actual real exact hard full whole complete latest precise".split())
+_NOT_WHAT_RESULTS_ARE_OF = _ASKING_WORDS | _DETERMINERS | _OF_RESULTS
 
 
 def asks_only_for_results(text: str) -> bool:
     """Whether a clause asks for numbers, details or figures and names nothing they are of ("i want the actual
     numbers", "send me the details"): the request before it, said again, not a request of its own."""
-    tokens = words(without_values(text))
-    named = [t for t in tokens if t not in FILLERS | QUESTION_OPENERS | SUBJECTS | REQUEST_VERBS | _SOMEONE
-             | _PARTICLES | _ASKING_ONLY | _DETERMINERS | _OF_RESULTS]
+    named = [t for t in words(without_values(text)) if t not in _NOT_WHAT_RESULTS_ARE_OF]
     return bool(named) and all(t in _RESULTS for t in named)
 
 
 def names_nothing(text: str) -> bool:
     """Whether a clause is only the asking ("can you pull them", "pls update that too"): a request verb, a
     reference, who asks and who does; no word that could name what is asked for."""
-    tokens = words(without_values(text))
-    return all(t in FILLERS | QUESTION_OPENERS | SUBJECTS | REFERENCES | REQUEST_VERBS | _SOMEONE | _PARTICLES
-               | _ASKING_ONLY for t in tokens)
+    return all(t in _ONLY_ASKING for t in words(without_values(text)))
 
 
 # A want whose object is to learn something ("i want to find out why it dropped", "we wanna check whether it paid off").
