@@ -335,6 +335,96 @@ def make_workflow_packs_command(specs: list[Path] = typer.Argument(..., exists=T
         raise typer.Exit(2)
 
 
+@app.command("import-sgd")
+def import_sgd_command(schema: Path = typer.Argument(..., exists=True, dir_okay=False,
+                                                     help="an SGD schema (schema.json: a list of services)"),
+                       service: Optional[list[str]] = typer.Option(None, "--service",
+                                                                   help="only this service (repeatable)"),
+                       out: Optional[Path] = typer.Option(None, help="packs root to write into (domains/, "
+                                                                     "asp_rules/, pddl/); default: the packs root")) -> None:
+    """One pack per service of a Schema-Guided Dialogue schema: intents become goals and APIs, required
+    slots are asked for, optional ones carry their defaults; each pack is validated before it is written.
+    Hand additions go in domains/<pack>/overlay.yaml and survive a re-import."""
+    from pipeline.authoring.sgd_packs import SgdSchemaError, import_services
+    from pipeline.packs.pack import packs_root
+
+    try:
+        written = import_services(schema, out or packs_root(), service)
+    except SgdSchemaError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    for name, path in written.items():
+        spec = load_pack_at(path)
+        console.print(f"{name}: {len(spec.goals)} goal(s), {len(spec.arguments)} argument(s) -> {path}", markup=False)
+    console.print(f"{len(written)} pack(s) imported and validated", markup=False)
+
+
+def load_pack_at(path: Path):
+    """The spec of a pack.yaml wherever it lies (an --out folder is not the packs root)."""
+    import yaml
+
+    from pipeline.packs.pack import PackSpec
+
+    return PackSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+@app.command("eval-sgd")
+def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False,
+                                               help="an SGD split: schema.json and dialogues_*.json[.gz]"),
+                     schema: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                           help="another schema for the same services "
+                                                                "(SGD-X: sgd_x/vK/dev.schema.json)"),
+                     services: Optional[list[str]] = typer.Option(None, "--services", help="only these services"),
+                     limit: Optional[int] = typer.Option(None, min=1, help="openings and conversations per service"),
+                     probes: Optional[int] = typer.Option(None, min=0, help="out-of-domain probes per service "
+                                                                             "(default: as many as its openings)"),
+                     agent: str = typer.Option("pipeline", help="pipeline (planner and controllers) or llm (the "
+                                                                "same model alone: function calls, then ReAct)"),
+                     translator: str = typer.Option("hf", help="hf or openai"),
+                     conversations: bool = typer.Option(True, "--conversations/--no-conversations"),
+                     packs_dir: Optional[Path] = typer.Option(None, help="where the imported packs go "
+                                                                         "(default: a scratch folder)"),
+                     json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Openings, out-of-domain probes and simulated conversations of SGD dialogues against packs imported
+    from their schema: figures per service, for services seen in train and not, and overall."""
+    import tempfile
+
+    from pipeline.authoring.sgd_packs import SgdSchemaError
+    from pipeline.evaluation.sgd import evaluate_sgd
+
+    with tempfile.TemporaryDirectory(prefix="nesyplan-sgd-") as scratch, \
+            Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     TimeRemainingColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("importing", total=None)
+
+        def progress(what: str, total: int) -> None:
+            if what:
+                bar.reset(task, description=what, total=total)
+            else:
+                bar.advance(task)
+
+        try:
+            summary = evaluate_sgd(data, packs_dir or Path(scratch), schema, services, limit, agent, translator,
+                                   conversations, probes, progress=progress)
+        except (SgdSchemaError, ValueError, FileNotFoundError) as exc:
+            err_console.print(f"[red]{escape(str(exc))}[/]")
+            raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(summary, indent=2))
+        return
+    table = Table("set", "openings", "exact", "goal", "slot P", "slot R", "probes", "refused", "convs", "success",
+                  "p50 ms", "p90 ms", title=f"eval-sgd {agent}: {summary['schema']}")
+
+    def pct(x):
+        return "-" if x is None else f"{x:.1%}"
+    for key, m in summary["by"].items():
+        lat = m["latency_ms"] or {"p50": "-", "p90": "-"}
+        table.add_row(key, str(m["openings"]), pct(m["openings_exact"]), pct(m["goal_accuracy"]),
+                      pct(m["slot_precision"]), pct(m["slot_recall"]), str(m["probes"]), pct(m["ood_refused"]),
+                      str(m["conversations"]), pct(m["conversation_success"]), str(lat["p50"]), str(lat["p90"]))
+    console.print(table)
+
+
 # --- the service ------------------------------------------------------------------------------------
 
 @app.command("serve-llm")

@@ -56,7 +56,9 @@ class CheckedIR(BaseModel):
 class Binding(BaseModel):
     """How one API argument gets its value."""
 
-    kind: Literal["value", "ref", "missing"]
+    kind: Literal["value", "ref", "missing", "default", "omitted"] = Field(
+        description="value: given; ref: another call's output; missing: asked for; default: an optional "
+                    "argument not given, carrying the pack's default; omitted: optional, not given, no default")
     value: str | None = None
     ref: str | None = Field(None, description="goal id whose output this argument is")
 
@@ -86,6 +88,7 @@ class TaskPDDL(BaseModel):
 
 class PlanArg(BaseModel):
     value: str | None = None
+    default: bool = Field(False, description="the value is the pack's default for an optional argument")
     ref: int | None = Field(None, description="index of the call whose output this is")
     get_info: str | None = Field(None, description="argument type asked for with get_info_api")
 

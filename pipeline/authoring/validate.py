@@ -44,8 +44,8 @@ def validate_pack(name: str) -> list[Problem]:
     problems = _check_spec(pack) + _check_rules(pack) + (_check_flow_domain(pack) if flow else _check_domain(pack))
     if not problems:  # these need a consistent pack to run at all
         problems += _check_prompt(pack) + _check_examples(pack) + _check_runs(pack)
-    if not problems and flow:
-        problems += _check_flow_plans(pack)
+    if not problems:
+        problems += _check_flow_plans(pack) if flow else _check_goal_plans(pack)
     return problems
 
 
@@ -70,6 +70,11 @@ def _check_spec(pack: Pack) -> list[Problem]:
         for before in api.after:
             if before not in spec.apis:
                 report(f"apis.{api_name}.after", f"api {api_name} comes after unknown api {before!r}")
+        for argument, default in api.optional.items():
+            spec_arg = spec.arguments.get(argument)
+            if default is not None and spec_arg is not None and spec_arg.values and default not in spec_arg.values:
+                report(f"apis.{api_name}.optional.{argument}", f"api {api_name}: the default {default!r} of "
+                                                               f"{argument} is not one of its values")
         if api.http is not None:
             named = [*api.http.body.values(), *api.http.query.values(),
                      *(f for _, f, _, _ in string.Formatter().parse(api.http.path) if f)]
@@ -286,11 +291,32 @@ def _check_flow_plans(pack: Pack) -> list[Problem]:
     for intent in pack.spec.goals:
         run = run_pipeline(f"validate {intent}", pack.name, "2024-01-01", f"_goal(g1, {intent}).\n")
         if run.plan is None:
-            out.append(Problem(file=str(pack.domain_pddl), message=f"intent {intent}: no plan ({run.error})"))
+            out.append(Problem(file=str(pack.domain_pddl), message=f"intent {intent}: no plan ({run.failure.message if run.failure else 'none'})"))
             continue
         for violation in plan_violations(pack.flow_domain, intent, [c.api for c in run.plan.calls]):
             out.append(Problem(file=str(pack.domain_pddl), message=f"intent {intent}: plan breaks the flow: "
                                                                   f"{violation}"))
+    return out
+
+
+def _check_goal_plans(pack: Pack) -> list[Problem]:
+    """Plan every goal a request may ask for, with nothing given: each must plan, asking for exactly its
+    required arguments (an optional one is never asked for)."""
+    from pipeline.run import run_pipeline
+
+    out = []
+    for goal in pack.requestable_goals():
+        run = run_pipeline(f"validate {goal}", pack.name, "2024-01-01", f"_goal(g1, {goal}).\n")
+        where = dict(file=str(pack.yaml_path), line=pack.line_of(f"goals.{goal}"))
+        if run.plan is None:
+            reason = run.failure.message if run.failure else "no plan"
+            out.append(Problem(**where, message=f"goal {goal}: no plan with nothing given ({reason})"))
+            continue
+        asked = {a.get_info for c in run.plan.calls for a in c.args.values() if a.get_info}
+        optional = {a for c in run.plan.calls for a in pack.spec.apis[c.api].optional}
+        if asked & optional:
+            out.append(Problem(**where, message=f"goal {goal}: the plan asks for optional "
+                                                f"{', '.join(sorted(asked & optional))}"))
     return out
 
 

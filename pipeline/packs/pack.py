@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
@@ -24,6 +25,21 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 def packs_root() -> Path:
     """Where `domains/`, `asp_rules/` and `pddl/` live: NESYPLAN_PACKS_DIR, else this checkout."""
     return Path(os.environ.get("NESYPLAN_PACKS_DIR", PROJECT_ROOT)).resolve()
+
+
+@contextmanager
+def using_packs_root(root: Path):
+    """Load packs from `root` inside the block (a generator validating what it wrote in a scratch folder;
+    an evaluation over packs it imported). Not for threads: it sets NESYPLAN_PACKS_DIR."""
+    before = os.environ.get("NESYPLAN_PACKS_DIR")
+    os.environ["NESYPLAN_PACKS_DIR"] = str(root)
+    try:
+        yield Path(root)
+    finally:
+        if before is None:
+            os.environ.pop("NESYPLAN_PACKS_DIR", None)
+        else:
+            os.environ["NESYPLAN_PACKS_DIR"] = before
 
 
 class PackError(Exception):
@@ -54,9 +70,16 @@ class HttpBinding(BaseModel):
 
 
 class Api(BaseModel):
-    arguments: list[str] = []
+    arguments: list[str] = Field([], description="every argument it takes, in call order (optional ones too)")
     produces: str
     description: str = ""
+    optional: dict[str, str | None] = Field({}, description="argument -> its default: the plan never asks for "
+                                            "an optional argument; a value the user gives replaces the default, "
+                                            "else the call carries the default (null: the call leaves it out)")
+    operation: str = Field("", description="the name the service itself gives this call (an SGD intent), when "
+                                           "it differs from the API's")
+    returns: list[str] = Field([], description="the fields of the call's answer (SGD result slots); a later "
+                                               "argument of the same name takes that field of the output")
     after: list[str] = Field([], description="APIs that must have run before this one (a PDL precondition)")
     http: HttpBinding | None = None
 
@@ -149,6 +172,10 @@ class Pack(BaseModel):
             if goal.api == api and not goal.workflow:
                 return name
         raise KeyError(api)
+
+    def api_of_operation(self, operation: str) -> str | None:
+        """The API a service's own operation name (an SGD intent) is, or None."""
+        return next((name for name, api in self.spec.apis.items() if (api.operation or name) == operation), None)
 
     def line_of(self, dotted_key: str) -> int | None:
         return self.key_lines.get(dotted_key)
@@ -258,6 +285,9 @@ def _broken_references(spec: PackSpec) -> list[tuple[str, str]]:
     for name, api in spec.apis.items():
         out += [(f"apis.{name}.after", f"api {name} comes after unknown api {before!r}")
                 for before in api.after if before not in spec.apis]
+        out += [(f"apis.{name}.optional.{argument}", f"api {name}: optional argument {argument!r} is not one of "
+                                                     f"its arguments ({', '.join(api.arguments) or 'none'})")
+                for argument in api.optional if argument not in api.arguments]
     return out
 
 

@@ -19,7 +19,7 @@ from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, translate_delta
-from pipeline.sessions.executors import ExecutionError, Executor, get_executor
+from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn, TurnInput
 
 
@@ -200,7 +200,7 @@ class SessionEngine:
             message = run.failure.message if run.failure else "no plan"
             return Reply(kind="fail", text=message, executed=state.calls())
         try:
-            executor = get_executor(state.executor, pack, session_id=state.id)
+            executor = get_executor(state.executor, pack, session_id=state.id, recorded=state.recorded)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
             state.ended = "fail"
@@ -236,10 +236,10 @@ class SessionEngine:
             if isinstance(value, dict):
                 if not 0 <= value["ref"] < len(state.executed):  # the controller's dependency check
                     raise ExecutionError(f"{api} takes {argument} from a call that has not run")
-                value = state.executed[value["ref"]].output
+                source = state.executed[value["ref"]]
+                value = source.fields.get(argument, source.output)  # a record's field of the same name
             values[argument] = value
-        output = executor.call(api, values)
-        state.executed.append(ExecutedCall(api=api, args=args, output=output, turn=turn))
+        state.executed.append(executed_call(api, args, executor.call(api, values), turn))
         return len(state.executed) - 1
 
     def _ask(self, state: SessionState, pack: Pack, run: Run, goal_id: str | None, argument: str,

@@ -2,6 +2,9 @@
 
 `simulated`: deterministic outputs from the call itself (an id made from the API and its arguments), so
 demos and tests run offline and a repeated call returns the same.
+`replay`: the answers a service is known to have given (SGD's `service_results`): a call that agrees with
+a recorded one (values compared as `values/canonical.py` reads them) gets its first result record, whose
+fields later arguments of the same name take; any other call is answered as `simulated` would.
 `http`: each API as the pack declares it (`apis.<name>.http`: method, path template, body and query
 mapping, the answer's output field). Connection errors, timeouts and 5xx answers are retried with
 backoff, every attempt of one call carrying the same `Idempotency-Key` (the session and the call), so a
@@ -19,7 +22,9 @@ from urllib.parse import quote  # a value is one path segment: a slash in it sta
 import httpx
 
 from pipeline.packs.pack import Pack
+from pipeline.sessions.records import ExecutedCall, RecordedCall
 from pipeline.settings import settings
+from pipeline.values.canonical import same_call
 
 
 class ExecutionError(Exception):
@@ -29,8 +34,17 @@ class ExecutionError(Exception):
 class Executor(Protocol):
     name: str
 
-    def call(self, api: str, args: dict[str, str]) -> str:
-        """Carry out one call with its arguments' values (outputs of earlier calls already substituted)."""
+    def call(self, api: str, args: dict[str, str]) -> str | dict[str, str]:
+        """Carry out one call with its arguments' values (outputs of earlier calls already substituted):
+        its output, or a record of fields (a search result)."""
+
+
+def executed_call(api: str, args: dict, answer: str | dict[str, str], turn: int) -> ExecutedCall:
+    """The session's record of a call; a record answer keeps its fields and is shown as its first ones."""
+    if isinstance(answer, dict):
+        shown = ", ".join(f"{k}={v}" for k, v in list(answer.items())[:3])
+        return ExecutedCall(api=api, args=args, output=shown or "{}", fields=answer, turn=turn)
+    return ExecutedCall(api=api, args=args, output=answer, turn=turn)
 
 
 def _call_digest(*parts) -> str:
@@ -47,6 +61,24 @@ class SimulatedExecutor:
         if api not in self.pack.spec.apis:
             raise ExecutionError(f"{api} is not an API of {self.pack.name}")
         return f"{self.pack.spec.apis[api].produces or api}-{_call_digest(api, args)[:8]}"
+
+
+class ReplayExecutor(SimulatedExecutor):
+    name = "replay"
+
+    def __init__(self, pack: Pack, session_id: str = "", recorded: list[RecordedCall] = ()):
+        super().__init__(pack, session_id)
+        self.recorded = list(recorded)
+
+    def call(self, api: str, args: dict[str, str]) -> str | dict[str, str]:
+        spec = self.pack.spec.apis.get(api)
+        normalizers = {name: a.normalizer for name, a in self.pack.spec.arguments.items()}
+        for known in self.recorded:
+            if known.api == api and spec is not None and same_call(normalizers, spec.optional, args, known.args):
+                if known.results:
+                    return dict(known.results[0])
+                break
+        return super().call(api, args)
 
 
 class HttpExecutor:
@@ -117,10 +149,12 @@ def _message(answer: httpx.Response) -> str:
     return answer.text[:300] or answer.reason_phrase
 
 
-EXECUTORS = {"simulated": SimulatedExecutor, "http": HttpExecutor}
+EXECUTORS = {"simulated": SimulatedExecutor, "http": HttpExecutor, "replay": ReplayExecutor}
 
 
-def get_executor(kind: str, pack: Pack, session_id: str = "") -> Executor:
+def get_executor(kind: str, pack: Pack, session_id: str = "", recorded: list[RecordedCall] = ()) -> Executor:
     if kind not in EXECUTORS:
         raise ExecutionError(f"unknown executor {kind!r} ({', '.join(EXECUTORS)})")
+    if kind == "replay":
+        return ReplayExecutor(pack, session_id=session_id, recorded=recorded)
     return EXECUTORS[kind](pack, session_id=session_id)

@@ -12,7 +12,7 @@ import re
 from pipeline.llm.baseline import JSON_STRING_RULE, function_specs, json_names
 from pipeline.packs.pack import Pack, load_pack
 from pipeline.run import backend_for
-from pipeline.sessions.executors import ExecutionError, get_executor
+from pipeline.sessions.executors import ExecutionError, executed_call, get_executor
 from pipeline.sessions.records import Call, ExecutedCall, Reply, SessionState, Turn
 
 MAX_ACTIONS_PER_TURN = 4  # a ReAct step budget per user message
@@ -57,7 +57,7 @@ class ReactAgent:
             return state.turns[-1].reply
         log = self._log(state) + [f"User: {message.strip()}"]
         system = INSTRUCTIONS.format(today=state.today, apis=function_specs(pack))
-        executor, backend, reply = get_executor(state.executor, pack, session_id=state.id), backend_for(self.translator), None
+        executor, backend, reply = get_executor(state.executor, pack, session_id=state.id, recorded=state.recorded), backend_for(self.translator), None
         grammar = action_grammar(pack) if self.json_grammar else None
         for _ in range(MAX_ACTIONS_PER_TURN):
             completion = backend.complete(system, "\n".join(log) + "\nAction:", grammar, max_new_tokens=120)
@@ -99,11 +99,12 @@ class ReactAgent:
             match = re.fullmatch(r"\$(\d+)", text.strip())
             if match and int(match.group(1)) < len(state.executed):
                 args[name] = {"ref": int(match.group(1))}
-                values[name] = state.executed[int(match.group(1))].output
+                source = state.executed[int(match.group(1))]
+                values[name] = source.fields.get(name, source.output)
             else:
                 args[name] = values[name] = text
-        output = executor.call(str(action.get("api")), values)
-        state.executed.append(ExecutedCall(api=str(action.get("api")), args=args, output=output, turn=turn))
+        api = str(action.get("api"))
+        state.executed.append(executed_call(api, args, executor.call(api, values), turn))
         return state.executed[-1]
 
     @staticmethod

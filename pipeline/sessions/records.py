@@ -21,6 +21,8 @@ class Call(BaseModel):
 
 class ExecutedCall(Call):
     output: str = Field(description="what the API returned (an id, a report, a booking number)")
+    fields: dict[str, str] = Field({}, description="an answer with fields (a search result): each field; a "
+                                                   "later argument of the same name takes that field")
     turn: int = Field(description="the user message after which it ran (0: the opening)")
 
 
@@ -62,11 +64,20 @@ class TurnInput(BaseModel):
     error: str | None = Field(None, description="the message could not be translated (the LLM failed)")
 
 
+class RecordedCall(BaseModel):
+    """A call a service is known to have answered, with its answer's records (SGD's `service_call` and
+    `service_results`): what the replay executor answers with."""
+    api: str
+    args: dict[str, str]
+    results: list[dict[str, str]] = []
+
+
 class SessionState(BaseModel):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     domain: str
     today: str
-    executor: str = Field("simulated", description="how calls are carried out: simulated or http")
+    executor: str = Field("simulated", description="how calls are carried out: simulated, http or replay")
+    recorded: list[RecordedCall] = Field([], description="the replay executor's known answers")
     owner: str | None = Field(None, description="the id of the API key that opened it (not the key)")
     goals: list[Given] = []
     executed: list[ExecutedCall] = []

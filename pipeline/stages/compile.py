@@ -1,7 +1,8 @@
 """Stage `compile`: materialized goals -> task PDDL, deterministically.
 
 Every goal becomes a call object with one var per argument and one for its output. A value given in the
-request is `(has_value v)` in init; a missing one is `(askable v)` (get_info_api may fill it); a dataflow
+request (or an optional argument's default) is `(has_value v)` in init, and so is an optional argument
+left out of the call; a missing one is `(askable v)` (get_info_api may fill it); a dataflow
 argument is the producing call's output var. PDDL names are built only from pack identifiers and goal
 positions; the values themselves appear only as JSON-escaped comments, so no value can alter the PDDL.
 """
@@ -57,9 +58,11 @@ def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
             else:
                 var = f"{out}_{argument}"
                 variables.append(var)
-                if binding.kind == "value":
+                if binding.kind in ("value", "default"):
                     init.append(("has_value", var))
                     values.append({"var": var, "json": json.dumps(binding.value, ensure_ascii=True)})
+                elif binding.kind == "omitted":  # optional and not given: bound, so never asked; left out
+                    init.append(("has_value", var))
                 else:
                     init.append(("askable", var))
             slots[f"{goal.goal_id}.{argument}"] = var

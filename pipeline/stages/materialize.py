@@ -133,17 +133,32 @@ def _read_model(symbols: list[clingo.Symbol], pack: Pack) -> Materialized:
         bindings[str(s.arguments[0])][str(s.arguments[1])] = Binding(kind="ref", ref=str(s.arguments[2]))
     for s in by_name.get("missing", []):
         bindings[str(s.arguments[0])][str(s.arguments[1])] = Binding(kind="missing")
-    calls = []
-    for goal_id in sorted(goals, key=_goal_order):
-        api = goals[goal_id]
-        order = pack.spec.apis[api].arguments
-        calls.append(GoalCall(goal_id=goal_id, api=api,
-                              args={a: bindings[goal_id][a] for a in order if a in bindings[goal_id]}))
     errors = [describe_error(e.arguments[0], pack) for e in by_name.get("error", [])]
     unreadable = [f"{s.arguments[0]}.{s.arguments[1]}: {_text(s.arguments[2])!r}"
                   for s in by_name.get("unreadable", [])]
+    misread = {(str(s.arguments[0]), str(s.arguments[1])) for s in by_name.get("unreadable", [])}
+    calls = []
+    for goal_id in sorted(goals, key=_goal_order):
+        api = goals[goal_id]
+        args = _with_defaults(goal_id, pack.spec.apis[api], bindings[goal_id], misread)
+        calls.append(GoalCall(goal_id=goal_id, api=api,
+                              args={a: args[a] for a in pack.spec.apis[api].arguments if a in args}))
     return Materialized(goals=calls, errors=errors, unreadable=unreadable,
                         atoms="".join(f"{s}.\n" for s in sorted(symbols)))
+
+
+def _with_defaults(goal_id: str, api, bindings: dict[str, Binding], misread: set[tuple[str, str]],
+                   ) -> dict[str, Binding]:
+    """An optional argument the request does not give is never asked for: it carries the pack's default,
+    or is left out of the call when it has none. Words given for it that its normaliser cannot read are
+    still asked about (the user meant something; a default would silently replace it). Done here, after
+    the rules, so that it holds for every pack's rules, hand-written ones included."""
+    out = dict(bindings)
+    for argument, default in api.optional.items():
+        if out.get(argument, Binding(kind="missing")).kind != "missing" or (goal_id, argument) in misread:
+            continue
+        out[argument] = Binding(kind="default", value=default) if default is not None else Binding(kind="omitted")
+    return out
 
 
 def require_plannable(materialized: Materialized) -> None:

@@ -279,9 +279,10 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
     # Values the request gave are bound first, in goal order.
     for goal in materialized.goals:
         for argument, binding in goal.args.items():
-            if binding.kind == "value":
+            if binding.kind in ("value", "default"):
                 var = task.slots[f"{goal.goal_id}.{argument}"]
-                lines.append(f"{var} = {json.dumps(binding.value, ensure_ascii=False)};")
+                note = "  (default)" if binding.kind == "default" else ""
+                lines.append(f"{var} = {json.dumps(binding.value, ensure_ascii=False)};{note}")
     calls: list[PlanCall] = []
     call_index: dict[str, int] = {}  # output var -> index in `calls`
     for name, params in actions:
@@ -292,16 +293,20 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
         call_obj, *arg_vars, out = params
         goal = goals[task.calls[call_obj]]
         args: dict[str, PlanArg] = {}
+        shown = []
         for (argument, binding), var in zip(goal.args.items(), arg_vars):
-            if binding.kind == "value":
-                args[argument] = PlanArg(value=binding.value)
+            if binding.kind == "omitted":  # an optional argument nobody gave: the call leaves it out
+                continue
+            shown.append(var)
+            if binding.kind in ("value", "default"):
+                args[argument] = PlanArg(value=binding.value, default=binding.kind == "default")
             elif binding.kind == "ref":
                 args[argument] = PlanArg(ref=call_index[var])
             else:
                 args[argument] = PlanArg(get_info=argument)
         call_index[out] = len(calls)
         calls.append(PlanCall(api=name, var=out, goal_id=goal.goal_id, args=args))
-        lines.append(f"{out} = {name}({', '.join(arg_vars)});")
+        lines.append(f"{out} = {name}({', '.join(shown)});")
     text = "\n".join(f"Step {i}. {line}" for i, line in enumerate(lines, 1))
     planner_actions = [f"{n}({', '.join(p)})" for n, p in actions]
     return Plan(calls=calls, text=text, planner_actions=planner_actions)

@@ -1,0 +1,339 @@
+"""Schema-Guided Dialogue (SGD) service schemas as call packs: `nesyplan import-sgd SCHEMA.json`.
+
+A business has a description of its API, not a corpus of conversations, so a pack is made from the schema
+alone: each intent is a goal and an API; its required slots are arguments the plan asks for when the
+request leaves them out; its optional slots are optional arguments carrying the schema's default
+(`dontcare`, SGD's "no constraint", is no default: the call leaves the argument out); its result slots are
+the fields of its answer. An input slot that another intent returns under the same name accepts that
+intent's output, so "find a restaurant, then book it" flows the found name into the booking.
+
+Each slot is read by a normaliser inferred from the schema's own words, by these rules, first match wins
+(they name kinds of values, never services):
+
+1. a `type` written on the slot (schema or overlay) is taken as it is;
+2. categorical: values True/False -> `choice` (yes/no read as True/False); all values whole numbers ->
+   `integer`; otherwise -> `choice` over the listed values;
+3. a count ("number of" in the description, or a name starting with `number_of`) -> `integer`;
+4. a date or day (name or description) -> `future_date` (a day ahead: what people book, travel on or ask
+   about), or `date` when the description speaks of the past;
+5. a name the description says is a person's (person, recipient, contact, who, whom) -> `person_name`;
+6. money (amount, price, fare, cost, fee, balance) -> `amount`; 7. a time of day -> `time`;
+8. a phone number -> `phone`; an email address -> `email`; a year -> `integer`;
+9. anything else (places, venues, titles, addresses, free words) -> `title_text`, kept as written.
+
+Hand additions live in `domains/<pack>/overlay.yaml` beside the generated pack and survive a re-import:
+goal `examples` and `description`, `out_of_scope` requests, `max_goals`, and per argument `description`,
+`normalizer`, `values`, `synonyms`, `examples`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.authoring.writer import GENERIC_ERRORS, call_pack_files, pack_paths, render, write_pack
+from pipeline.values.normalizers import NORMALIZERS
+
+GENERATOR = "import-sgd"
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# Names the generated PDDL and IR already use: a slot or intent named so would collide with them.
+RESERVED = {"goal", "call", "var", "argtype", "object", "either", "and", "or", "not", "get_info_api"}
+BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
+
+
+class SgdSchemaError(Exception):
+    """A schema or overlay that cannot become a pack; the message names the service, intent and slot."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SgdSlot(_Strict):
+    name: str
+    description: str = ""
+    is_categorical: bool = False
+    possible_values: list[str] = []
+    type: str | None = Field(None, description="our addition: the normaliser, instead of the inferred one")
+
+
+class SgdIntent(_Strict):
+    name: str
+    description: str = ""
+    is_transactional: bool = False
+    required_slots: list[str] = []
+    optional_slots: dict[str, str] = {}
+    result_slots: list[str] = []
+
+
+class SgdService(_Strict):
+    service_name: str
+    description: str = ""
+    slots: list[SgdSlot]
+    intents: list[SgdIntent]
+
+
+class ArgumentOverlay(_Strict):
+    description: str | None = None
+    normalizer: str | None = None
+    values: list[str] | None = None
+    synonyms: dict[str, list[str]] | None = None
+    examples: list[str] | None = None
+
+
+class GoalOverlay(_Strict):
+    description: str | None = None
+    examples: list[str] | None = None
+
+
+class Overlay(_Strict):
+    """What a person adds to a generated pack (`domains/<pack>/overlay.yaml`)."""
+    description: str | None = None
+    max_goals: int | None = Field(None, ge=1, le=3)
+    out_of_scope: list[str] | None = None
+    goals: dict[str, GoalOverlay] = {}
+    arguments: dict[str, ArgumentOverlay] = {}
+
+
+def snake(name: str) -> str:
+    """FindRestaurants -> find_restaurants; Restaurants_2 -> restaurants_2."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def pack_name(service: str) -> str:
+    return snake(service)
+
+
+def load_schema(path: Path) -> list[SgdService]:
+    """The services of an SGD schema file; a service that does not fit the format is refused by name."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SgdSchemaError(f"{path}: not a readable JSON schema: {exc}") from None
+    if not isinstance(raw, list):
+        raise SgdSchemaError(f"{path}: an SGD schema is a JSON list of services")
+    services = []
+    for i, item in enumerate(raw):
+        name = item.get("service_name", f"service #{i + 1}") if isinstance(item, dict) else f"service #{i + 1}"
+        try:
+            services.append(SgdService.model_validate(item))
+        except ValidationError as exc:
+            where = "; ".join(f"{_path(item, e['loc'])}: {_message(e)}" for e in exc.errors())
+            raise SgdSchemaError(f"{path}: {name}: {where}") from None
+    return services
+
+
+def _path(item: dict, loc: tuple) -> str:
+    """A pydantic location in words: slots[2] is the slot's name when it has one."""
+    parts, node = [], item
+    for key in loc:
+        if isinstance(key, int) and isinstance(node, list) and key < len(node):
+            node = node[key]
+            parts[-1] = f"{parts[-1][:-1]} {node.get('name', key)!r}" if isinstance(node, dict) else f"{parts[-1]}[{key}]"
+        else:
+            node = node.get(key) if isinstance(node, dict) else None
+            parts.append(str(key))
+    return " ".join(parts)
+
+
+_KEYS = sorted({*SgdService.model_fields, *SgdSlot.model_fields, *SgdIntent.model_fields})
+
+
+def _message(error: dict) -> str:
+    if error["type"] == "extra_forbidden":
+        return f"unknown key{_closest(str(error['loc'][-1]), _KEYS)}"
+    return error["msg"]
+
+
+def _closest(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (closest: {close[0]!r})" if close else ""
+
+
+def infer_normalizer(slot: SgdSlot) -> str:
+    """The normaliser a slot's values are read by (the module docstring's rules, in order)."""
+    if slot.type:
+        return slot.type
+    values = slot.possible_values
+    if slot.is_categorical and values:
+        if set(values) <= set(BOOLEAN_SYNONYMS):
+            return "choice"
+        if all(v.isdigit() for v in values):
+            return "integer"
+        return "choice"
+    words = set(slot.name.split("_"))
+    text = slot.description.lower()
+    if slot.name.startswith("number_of") or "number of" in text or words & {"count", "size"}:
+        return "integer"
+    if words & {"date", "day"} or re.search(r"\b(?:date|day)\b", text):
+        return "date" if re.search(r"\b(?:past|previous|last|ago|since|history)\b", text) else "future_date"
+    if "name" in words and re.search(r"\b(?:person|recipient|contact|whom|who)\b", text):
+        return "person_name"
+    if words & {"amount", "price", "fare", "cost", "fee", "balance"} or re.search(r"\b(?:money|amount)\b", text):
+        return "amount"
+    if words & {"time"} or re.search(r"\btime\b", text) and "date" not in text:
+        return "time"
+    if "phone" in words or "phone" in text:
+        return "phone"
+    if "email" in words or "email" in text:
+        return "email"
+    if "year" in words:
+        return "integer"
+    return "title_text"
+
+
+def _check_names(service: SgdService) -> None:
+    slots = [s.name for s in service.slots]
+    where = service.service_name
+    if not _NAME.fullmatch(pack_name(service.service_name)):
+        raise SgdSchemaError(f"{where}: the service name does not make a pack name (letters, digits and _)")
+    for slot in service.slots:
+        if not _NAME.fullmatch(slot.name) or slot.name in RESERVED:
+            raise SgdSchemaError(f"{where}: slot {slot.name!r}: a slot name is lower case letters, digits and _, "
+                                 f"and none of {', '.join(sorted(RESERVED))}")
+        if slot.type is not None and slot.type not in NORMALIZERS:
+            takers = [i.name for i in service.intents if slot.name in [*i.required_slots, *i.optional_slots]]
+            raise SgdSchemaError(f"{where}: slot {slot.name!r}{' (intent ' + ', '.join(takers) + ')' if takers else ''}: "
+                                 f"unknown type {slot.type!r} (known: {', '.join(sorted(NORMALIZERS))})")
+        if slot.is_categorical and not slot.possible_values and slot.type is None:
+            raise SgdSchemaError(f"{where}: slot {slot.name!r} is categorical but lists no possible_values")
+    made: dict[str, str] = {}
+    for intent in service.intents:
+        goal = snake(intent.name)
+        if not _NAME.fullmatch(goal) or goal in RESERVED:
+            raise SgdSchemaError(f"{where}: intent {intent.name!r} does not make a goal name ({goal!r})")
+        if goal in made:
+            raise SgdSchemaError(f"{where}: intents {made[goal]!r} and {intent.name!r} make the same goal {goal!r}")
+        made[goal] = intent.name
+        for kind, named in (("required", intent.required_slots), ("optional", list(intent.optional_slots)),
+                            ("result", intent.result_slots)):
+            for slot in named:
+                if slot not in slots:
+                    raise SgdSchemaError(f"{where}: intent {intent.name}: {kind} slot {slot!r} is not a slot of "
+                                         f"the service{_closest(slot, slots)}")
+        for slot in intent.required_slots:
+            if slot in intent.optional_slots:
+                raise SgdSchemaError(f"{where}: intent {intent.name}: slot {slot!r} is both required and optional")
+    if not service.intents:
+        raise SgdSchemaError(f"{where}: the service has no intents")
+
+
+def _apply_overlay(spec: dict, overlay: Overlay, source: Path) -> None:
+    for key in ("description", "max_goals", "out_of_scope"):
+        if getattr(overlay, key) is not None:
+            spec[key] = getattr(overlay, key)
+    for name, goal in overlay.goals.items():
+        if name not in spec["goals"]:
+            raise SgdSchemaError(f"{source}: goals.{name}: no such goal in {spec['name']}"
+                                 f"{_closest(name, list(spec['goals']))}")
+        spec["goals"][name].update(goal.model_dump(exclude_none=True))
+    for name, argument in overlay.arguments.items():
+        if name not in spec["arguments"]:
+            raise SgdSchemaError(f"{source}: arguments.{name}: no such argument in {spec['name']}"
+                                 f"{_closest(name, list(spec['arguments']))}")
+        if argument.normalizer is not None and argument.normalizer not in NORMALIZERS:
+            raise SgdSchemaError(f"{source}: arguments.{name}.normalizer: unknown normalizer {argument.normalizer!r} "
+                                 f"(known: {', '.join(sorted(NORMALIZERS))})")
+        spec["arguments"][name].update(argument.model_dump(exclude_none=True))
+
+
+def load_overlay(path: Path) -> Overlay | None:
+    if not path.is_file():
+        return None
+    try:
+        return Overlay.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except yaml.YAMLError as exc:
+        raise SgdSchemaError(f"{path}: invalid YAML: {exc}") from None
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise SgdSchemaError(f"{path}: {where}") from None
+
+
+def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overlay_path: Path | None = None) -> dict:
+    """pack.yaml of one service, as a dict (deterministic: the schema's own order throughout)."""
+    _check_names(service)
+    name = pack_name(service.service_name)
+    slots = {s.name: s for s in service.slots}
+    goal_of = {i.name: snake(i.name) for i in service.intents}
+    taken = [s for i in service.intents for s in [*i.required_slots, *i.optional_slots]]
+    inputs = [s.name for s in service.slots if s.name in taken]
+    apis, goals = {}, {}
+    for intent in service.intents:
+        goal = goal_of[intent.name]
+        arguments = [*intent.required_slots, *[s for s in intent.optional_slots if s not in intent.required_slots]]
+        apis[goal] = {"arguments": arguments, "produces": f"{goal}_result", "description": intent.description,
+                      **({"optional": {s: (None if d == "dontcare" else d) for s, d in intent.optional_slots.items()}}
+                         if intent.optional_slots else {}),
+                      **({"operation": intent.name} if intent.name != goal else {}),
+                      **({"returns": list(intent.result_slots)} if intent.result_slots else {})}
+        goals[goal] = {"api": goal, "description": intent.description or intent.name, "examples": []}
+    arguments = {}
+    for slot_name in inputs:
+        slot = slots[slot_name]
+        normalizer = infer_normalizer(slot)
+        argument: dict = {"description": slot.description or slot_name.replace("_", " "), "normalizer": normalizer}
+        if normalizer == "choice":
+            argument["values"] = list(slot.possible_values)
+            if set(slot.possible_values) <= set(BOOLEAN_SYNONYMS):
+                argument["synonyms"] = {v: list(BOOLEAN_SYNONYMS[v]) for v in slot.possible_values}
+        producers = [f"{goal_of[i.name]}_result" for i in service.intents if slot_name in i.result_slots]
+        if producers:
+            argument["accepts_output"] = producers
+        arguments[slot_name] = argument
+    spec = {"name": name, "description": service.description, "out_of_scope": [], "goals": goals, "apis": apis,
+            "arguments": arguments, "errors": dict(GENERIC_ERRORS)}
+    if overlay is not None:
+        _apply_overlay(spec, overlay, overlay_path or Path("overlay.yaml"))
+    return spec
+
+
+def _pack_files(spec: dict) -> tuple[dict[str, str], str]:
+    rules, pddl = call_pack_files(spec, GENERATOR)
+
+    def typed(normalizer: str) -> list[str]:
+        return [name for name, a in spec["arguments"].items() if a["normalizer"] == normalizer]
+
+    rules["normalize.lp"] = render("normalize.lp.j2", name=spec["name"], generator=GENERATOR,
+                                   arguments=list(spec["arguments"]), date_arguments=typed("date"),
+                                   future_date_arguments=typed("future_date"))
+    return rules, pddl
+
+
+def import_services(schema: Path, out: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """Write one validated pack per service (all, or those `names` lists) under the packs root `out`;
+    return pack name -> pack.yaml. A service whose pack does not validate is refused, and nothing of it is
+    written; the others are written."""
+    from pipeline.authoring.validate import validate_pack
+    from pipeline.packs.pack import using_packs_root
+
+    services = load_schema(schema)
+    if names:
+        known = [s.service_name for s in services]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise SgdSchemaError(f"{schema}: no service {unknown[0]!r}{_closest(unknown[0], known)}")
+        services = [s for s in services if s.service_name in names]
+    written: dict[str, Path] = {}
+    for service in services:
+        name = pack_name(service.service_name)
+        overlay_path = pack_paths(out, name)["yaml"].with_name("overlay.yaml")
+        spec = service_pack_spec(service, load_overlay(overlay_path), overlay_path)
+        rules, pddl = _pack_files(spec)
+        header = (f"{name}: generated by `nesyplan {GENERATOR}` from {Path(schema).name} (service "
+                  f"{service.service_name}); edit overlay.yaml beside it, not this file.")
+        with tempfile.TemporaryDirectory(prefix="nesyplan-import-") as tmp:
+            write_pack(Path(tmp), spec, rules, pddl, header=header)
+            with using_packs_root(Path(tmp)):
+                problems = validate_pack(name)
+        if problems:
+            listed = "; ".join(str(p).replace(tmp, "<pack>") for p in problems[:5])
+            raise SgdSchemaError(f"{service.service_name}: the generated pack does not validate: {listed}")
+        written[name] = write_pack(out, spec, rules, pddl, header=header)["yaml"]
+    return written
+

@@ -1,0 +1,438 @@
+"""`nesyplan eval-sgd`: the Schema-Guided Dialogue corpus as a yardstick, read from its own files.
+
+Packs are imported from the schema (`authoring/sgd_packs.py`) into a scratch packs root; the dialogues
+give the cases:
+
+- **openings**: for each dialogue and service, the first user turn with an active intent. Gold: the
+  intent, and the canonical value of every slot the turn informs that the intent takes (`dontcare` is no
+  value). Exact = the plan makes one call, the intent's; every gold value is right (`values/canonical.py`);
+  no value nobody gave; and it asks for exactly the required slots the turn did not give.
+- **out-of-domain probes**: openings of services of another domain (the part of the service name before
+  `_`) sent to the pack: each must be refused.
+- **conversations**: a simulated user opens with that turn and answers each question with the value the
+  dialogue's first call of the opening intent has for the slot, in the words a user turn gave it in when
+  one did (else the canonical value). Calls run on the replay executor, which answers with the
+  dialogue's own `service_results`. Success = the agent executed that call (method and parameters; a
+  parameter left out is the intent's default or no constraint).
+
+With `schema` an SGD-X variant, the same dialogues run against packs imported from the re-worded schema:
+its services, slots and intents are the original's in the same order (as SGD-X writes them), so gold
+names are mapped by position.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from pipeline.authoring.sgd_packs import SgdService, load_schema, pack_name, snake
+from pipeline.evaluation.calls import percentile
+from pipeline.sessions.records import RecordedCall
+from pipeline.values.canonical import NO_CONSTRAINT, same_call, same_value
+
+TODAY = "2019-03-01"  # the dialogues are set in early March 2019
+MAX_USER_MESSAGES = 12
+NOT_GIVEN = "I don't know."
+
+
+def read_dialogues(data: Path) -> Iterator[dict]:
+    """Every dialogue of `data/dialogues_*.json[.gz]`, in file order."""
+    files = sorted([*data.glob("dialogues_*.json"), *data.glob("dialogues_*.json.gz")])
+    if not files:
+        raise FileNotFoundError(f"no dialogues_*.json or dialogues_*.json.gz in {data}")
+    for file in files:
+        opener = gzip.open if file.suffix == ".gz" else open
+        with opener(file, "rt", encoding="utf-8") as handle:
+            yield from json.load(handle)
+
+
+class Opening(BaseModel):
+    dialogue_id: str
+    service: str
+    intent: str
+    text: str
+    values: dict[str, str] = Field(description="slot -> canonical value the turn gives (slots the intent takes)")
+    no_constraint: list[str] = Field([], description="slots the turn says any value of is fine")
+
+
+class Conversation(BaseModel):
+    opening: Opening
+    target: dict[str, str] = Field(description="the parameters of the dialogue's first call of the intent")
+    answers: dict[str, str] = Field(description="slot -> the words the simulated user answers with")
+    recorded: list[RecordedCall] = Field(description="the service's calls in the dialogue, with their results")
+
+
+def _intent_slots(service: SgdService, intent: str) -> tuple[list[str], dict[str, str]]:
+    spec = next(i for i in service.intents if i.name == intent)
+    return spec.required_slots, spec.optional_slots
+
+
+def cases(dialogues: Iterator[dict], services: dict[str, SgdService]) -> tuple[list[Opening], list[Conversation]]:
+    """The openings and conversations of the dialogues, for the services the schema has."""
+    openings, conversations = [], []
+    for dialogue in dialogues:
+        user_words: dict[tuple[str, str, str], str] = {}  # (service, slot, canonical) -> as a user wrote it
+        for turn in dialogue["turns"]:
+            if turn["speaker"] != "USER":
+                continue
+            for frame in turn["frames"]:
+                for action in frame["actions"]:
+                    if action["act"] == "INFORM" and action["values"] and action["canonical_values"]:
+                        user_words.setdefault((frame["service"], action["slot"], action["canonical_values"][0]),
+                                              action["values"][0])
+        for name in dialogue["services"]:
+            if name not in services:
+                continue
+            opening = _opening(dialogue, services[name])
+            if opening is None:
+                continue
+            openings.append(opening)
+            calls = [f for t in dialogue["turns"] if t["speaker"] == "SYSTEM" for f in t["frames"]
+                     if f["service"] == name and "service_call" in f]
+            target = next((f["service_call"]["parameters"] for f in calls
+                           if f["service_call"]["method"] == opening.intent), None)
+            if target is None:
+                continue
+            recorded = [RecordedCall(api=snake(f["service_call"]["method"]), args=f["service_call"]["parameters"],
+                                     results=[{k: str(v) for k, v in r.items()} for r in f.get("service_results", [])])
+                        for f in calls]
+            answers = {slot: user_words.get((name, slot, value), value) for slot, value in target.items()}
+            conversations.append(Conversation(opening=opening, target=target, answers=answers, recorded=recorded))
+    return openings, conversations
+
+
+def _opening(dialogue: dict, service: SgdService) -> Opening | None:
+    for turn in dialogue["turns"]:
+        if turn["speaker"] != "USER":
+            continue
+        for frame in turn["frames"]:
+            intent = frame.get("state", {}).get("active_intent", "NONE")
+            if frame["service"] != service.service_name or intent == "NONE":
+                continue
+            required, optional = _intent_slots(service, intent)
+            values, anything = {}, []
+            for action in frame["actions"]:
+                if action["act"] != "INFORM" or action["slot"] not in [*required, *optional]:
+                    continue
+                value = (action["canonical_values"] or action["values"] or [None])[0]
+                if value == NO_CONSTRAINT:
+                    anything.append(action["slot"])
+                elif value is not None:
+                    values[action["slot"]] = value
+            return Opening(dialogue_id=dialogue["dialogue_id"], service=service.service_name, intent=intent,
+                           text=turn["utterance"], values=values, no_constraint=anything)
+    return None
+
+
+# --- SGD-X: the same cases under re-worded names -------------------------------------------------------
+
+def rename_map(original: list[SgdService], variant: list[SgdService]) -> dict[str, tuple[SgdService, dict[str, str]]]:
+    """Original service name -> (its variant, original slot or intent name -> the variant's)."""
+    if len(original) != len(variant):
+        raise ValueError(f"the variant schema has {len(variant)} services, the original {len(original)}")
+    out = {}
+    for a, b in zip(original, variant):
+        if len(a.slots) != len(b.slots) or len(a.intents) != len(b.intents):
+            raise ValueError(f"{b.service_name} does not have the slots and intents of {a.service_name}")
+        names = {x.name: y.name for x, y in zip(a.slots, b.slots)}
+        names.update({x.name: y.name for x, y in zip(a.intents, b.intents)})
+        out[a.service_name] = (b, names)
+    return out
+
+
+def renamed(opening: Opening, service: SgdService, names: dict[str, str]) -> Opening:
+    return opening.model_copy(update={"service": service.service_name, "intent": names[opening.intent],
+                                      "values": {names[k]: v for k, v in opening.values.items()},
+                                      "no_constraint": [names[k] for k in opening.no_constraint]})
+
+
+def renamed_conversation(case: Conversation, service: SgdService, names: dict[str, str]) -> Conversation:
+    return Conversation(opening=renamed(case.opening, service, names),
+                        target={names[k]: v for k, v in case.target.items()},
+                        answers={names[k]: v for k, v in case.answers.items()},
+                        recorded=[RecordedCall(api=snake(names.get(_operation(c.api, names), c.api)),
+                                               args={names[k]: v for k, v in c.args.items()},
+                                               results=[{names.get(k, k): v for k, v in r.items()} for r in c.results])
+                                  for c in case.recorded])
+
+
+def _operation(api: str, names: dict[str, str]) -> str:
+    return next((name for name in names if snake(name) == api), api)
+
+
+# --- scoring -------------------------------------------------------------------------------------------
+
+class OpeningResult(BaseModel):
+    dialogue_id: str
+    service: str
+    exact: bool
+    goal_right: bool
+    true_values: int = 0
+    given_values: int = Field(0, description="values the agent wrote (defaults excluded)")
+    gold_values: int = 0
+    invented: list[str] = []
+    wrong: list[str] = []
+    missed: list[str] = []
+    asked_wrong: list[str] = Field([], description="required slots asked though given, or not asked though not given")
+    seconds: float = 0.0
+    failure: str | None = None
+
+
+def score_opening(opening: Opening, run, pack) -> OpeningResult:
+    """One opening's plan (a Run, pipeline's or baseline's) against its gold."""
+    api = pack.api_of_operation(opening.intent)
+    required, _optional = [], {}
+    if api is not None:
+        spec = pack.spec.apis[api]
+        required = [a for a in spec.arguments if a not in spec.optional]
+    calls = run.plan.calls if run.plan is not None else []
+    goal_right = len(calls) == 1 and calls[0].api == api
+    normalizers = {name: a.normalizer for name, a in pack.spec.arguments.items()}
+    given = {a: arg.value for c in calls for a, arg in c.args.items() if arg.value is not None and not arg.default}
+    asked = {a for c in calls for a, arg in c.args.items() if arg.get_info}
+    result = OpeningResult(dialogue_id=opening.dialogue_id, service=opening.service, exact=False, goal_right=goal_right,
+                           gold_values=len(opening.values), given_values=len(given),
+                           failure=run.failure.message if run.failure else None)
+    for slot, value in given.items():
+        if slot not in opening.values:
+            result.invented.append(f"{slot}={value!r}")
+        elif same_value(normalizers.get(slot, "title_text"), value, opening.values[slot]):
+            result.true_values += 1
+        else:
+            result.wrong.append(f"{slot}={value!r} (gold {opening.values[slot]!r})")
+    result.missed = [f"{s}={v!r}" for s, v in opening.values.items() if s not in given]
+    if goal_right:
+        should_ask = {s for s in required if s not in opening.values and s not in opening.no_constraint}
+        result.asked_wrong = sorted((asked & set(required)) ^ should_ask)
+    result.exact = goal_right and not (result.invented or result.wrong or result.missed or result.asked_wrong)
+    return result
+
+
+def refused(run) -> bool:
+    return run.plan is None and run.failure is not None and run.failure.kind == "out_of_domain"
+
+
+class ConversationResult(BaseModel):
+    dialogue_id: str
+    service: str
+    success: bool
+    turns: int
+    asked: list[str] = []
+    executed: list[str] = []
+    target: str = ""
+    seconds: list[float] = []
+
+
+def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: Callable[[], list[tuple[str, dict]]],
+             ) -> ConversationResult:
+    """Play the dialogue's user against an agent: `reply` maps a message to a reply object, `executed`
+    gives the calls carried out so far with their argument values."""
+    api = pack.api_of_operation(case.opening.intent)
+    message, seconds, asked = case.opening.text, [], []
+    reply_kind = "ask"
+    while len(seconds) < MAX_USER_MESSAGES and reply_kind in ("ask", "confirm"):
+        started = time.perf_counter()
+        answer = reply(message)
+        seconds.append(time.perf_counter() - started)
+        reply_kind = answer.get("kind")
+        if reply_kind == "ask":
+            asked.append(str(answer.get("slot")))
+            message = case.answers.get(str(answer.get("slot")), NOT_GIVEN)
+        elif reply_kind == "confirm":
+            message = "Yes, that's right."
+    normalizers = {name: a.normalizer for name, a in pack.spec.arguments.items()}
+    optional = pack.spec.apis[api].optional if api else {}
+    calls = executed()
+    success = any(name == api and same_call(normalizers, optional, args, case.target) for name, args in calls)
+    return ConversationResult(dialogue_id=case.opening.dialogue_id, service=case.opening.service, success=success,
+                              turns=len(seconds), asked=asked, seconds=seconds,
+                              executed=[f"{n}({', '.join(f'{k}={v}' for k, v in a.items())})" for n, a in calls],
+                              target=f"{api}({', '.join(f'{k}={v}' for k, v in case.target.items())})")
+
+
+def executed_values(state) -> list[tuple[str, dict[str, str]]]:
+    """A session's calls with each argument's value (a reference resolved to what the call received)."""
+    out = []
+    for call in state.executed:
+        args = {}
+        for name, value in call.args.items():
+            if isinstance(value, dict):
+                source = state.executed[value["ref"]]
+                value = source.fields.get(name, source.output)
+            args[name] = str(value)
+        out.append((call.api, args))
+    return out
+
+
+# --- figures -------------------------------------------------------------------------------------------
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def summarize(openings: list[OpeningResult], probes: list[tuple[str, bool, float]],
+              conversations: list[ConversationResult], seen: set[str]) -> dict:
+    """Figures per service, for services seen in train and not, and overall."""
+    groups: dict[str, dict[str, list]] = defaultdict(lambda: {"openings": [], "probes": [], "conversations": []})
+    for r in openings:
+        for key in (r.service, "seen" if r.service in seen else "unseen", "all"):
+            groups[key]["openings"].append(r)
+    for service, was_refused, seconds in probes:
+        for key in (service, "seen" if service in seen else "unseen", "all"):
+            groups[key]["probes"].append((was_refused, seconds))
+    for r in conversations:
+        for key in (r.service, "seen" if r.service in seen else "unseen", "all"):
+            groups[key]["conversations"].append(r)
+    out = {}
+    for key, g in groups.items():
+        o, p, c = g["openings"], g["probes"], g["conversations"]
+        latencies = [r.seconds for r in o] + [s for _, s in p]
+        turn_latencies = [s for r in c for s in r.seconds]
+        out[key] = {
+            "openings": len(o),
+            "openings_exact": _rate(sum(r.exact for r in o), len(o)),
+            "goal_accuracy": _rate(sum(r.goal_right for r in o), len(o)),
+            "slot_precision": _rate(sum(r.true_values for r in o), sum(r.given_values for r in o)),
+            "slot_recall": _rate(sum(r.true_values for r in o), sum(r.gold_values for r in o)),
+            "probes": len(p),
+            "ood_refused": _rate(sum(x for x, _ in p), len(p)),
+            "conversations": len(c),
+            "conversation_success": _rate(sum(r.success for r in c), len(c)),
+            "latency_ms": {"p50": round(percentile(latencies, 50) * 1000, 1),
+                           "p90": round(percentile(latencies, 90) * 1000, 1)} if latencies else None,
+            "turn_latency_ms": {"p50": round(percentile(turn_latencies, 50) * 1000, 1),
+                                "p90": round(percentile(turn_latencies, 90) * 1000, 1)} if turn_latencies else None,
+        }
+    order = ["all", "seen", "unseen", *sorted(k for k in out if k not in ("all", "seen", "unseen"))]
+    return {key: out[key] for key in order if key in out}
+
+
+def probe_cases(openings: list[Opening], per_service: int) -> dict[str, list[Opening]]:
+    """For each service, up to `per_service` openings of services of other domains, taken round-robin
+    over those services so that no one service fills the probes."""
+    by_service: dict[str, list[Opening]] = defaultdict(list)
+    for o in openings:
+        by_service[o.service].append(o)
+    out = {}
+    for service in by_service:
+        domain = service.split("_")[0]
+        others = [by_service[s] for s in sorted(by_service) if s.split("_")[0] != domain]
+        picked, i = [], 0
+        while len(picked) < per_service and any(i < len(x) for x in others):
+            picked += [x[i] for x in others if i < len(x)][: per_service - len(picked)]
+            i += 1
+        out[service] = picked
+    return out
+
+
+def service_packs(services: list[SgdService]) -> dict[str, str]:
+    return {s.service_name: pack_name(s.service_name) for s in services}
+
+
+def load_services(path: Path) -> dict[str, SgdService]:
+    return {s.service_name: s for s in load_schema(path)}
+
+
+# --- the run -------------------------------------------------------------------------------------------
+
+def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, services: list[str] | None = None,
+                 limit: int | None = None, agent: str = "pipeline", translator: str = "hf",
+                 conversations: bool = True, probes: int | None = None, seen_schema: Path | None = None,
+                 progress: Callable[[str, int], None] = lambda _what, _total: None) -> dict:
+    """Import the packs into `packs_dir`, play the cases, return the summary with every failure's reasons.
+    `limit`: openings (and conversations) per service; `probes`: out-of-domain probes per service (default:
+    as many as its openings)."""
+    from pipeline.authoring.sgd_packs import import_services
+    from pipeline.llm.baseline import run_baseline
+    from pipeline.packs.pack import load_pack, using_packs_root
+    from pipeline.run import backend_for, run_pipeline
+    from pipeline.sessions.engine import SessionEngine
+    from pipeline.sessions.react import ReactAgent
+
+    if agent not in ("pipeline", "llm"):
+        raise ValueError(f"unknown agent {agent!r} (pipeline, llm)")
+    original = load_services(data / "schema.json")
+    chosen = [s for s in original if not services or s in services]
+    unknown = sorted(set(services or []) - set(original))
+    if unknown:
+        raise ValueError(f"no service {unknown[0]!r} in {data / 'schema.json'} ({', '.join(original)})")
+    openings, talks = cases(read_dialogues(data), {s: original[s] for s in chosen})
+    packs_of = {s: s for s in chosen}
+    if schema is not None:  # SGD-X: the same cases, the variant's names
+        mapping = rename_map(list(original.values()), load_schema(schema))
+        openings = [renamed(o, *mapping[o.service]) for o in openings]
+        talks = [renamed_conversation(c, *mapping[c.opening.service]) for c in talks]
+        packs_of = {mapping[s][0].service_name: s for s in chosen}
+    import_services(schema or data / "schema.json", packs_dir, list(packs_of))
+    seen_file = seen_schema or data.parent / "train" / "schema.json"
+    seen_original = set(load_services(seen_file)) if seen_file.is_file() else set()
+    seen = {variant for variant, source in packs_of.items() if source in seen_original}
+    openings = _per_service(openings, limit, lambda o: o.service)
+    talks = _per_service(talks, limit, lambda c: c.opening.service) if conversations else []
+    probe_sets = _probe_sets(openings, probes)
+    backend = backend_for(translator)
+    opening_results, probe_results, talk_results = [], [], []
+    with using_packs_root(packs_dir):
+        def plan(text: str, service: str):
+            pack = load_pack(pack_name(service))
+            started = time.perf_counter()
+            if agent == "llm":
+                run = run_baseline(text, TODAY, pack, backend)
+            else:
+                run = run_pipeline(text, pack.name, TODAY, translator=translator)
+            return run, pack, time.perf_counter() - started
+
+        progress("openings", len(openings))
+        for opening in openings:
+            run, pack, seconds = plan(opening.text, opening.service)
+            result = score_opening(opening, run, pack)
+            result.seconds = seconds
+            opening_results.append(result)
+            progress("", 0)
+        progress("out-of-domain probes", sum(len(v) for v in probe_sets.values()))
+        for service, probe_openings in probe_sets.items():
+            for probe in probe_openings:
+                run, _pack, seconds = plan(probe.text, service)
+                probe_results.append((service, refused(run), seconds))
+                progress("", 0)
+        progress("conversations", len(talks))
+        for case in talks:
+            pack = load_pack(pack_name(case.opening.service))
+            engine = SessionEngine(translator, "replay") if agent == "pipeline" else ReactAgent(translator, "replay")
+            state = engine.open(pack.name, TODAY)
+            state.recorded = case.recorded
+            talk_results.append(simulate(case, pack, lambda m: engine.reply(state, m).model_dump(exclude_none=True),
+                                         lambda: executed_values(state)))
+            progress("", 0)
+    summary = summarize(opening_results, probe_results, talk_results, seen)
+    return {"agent": agent, "translator": translator, "data": str(data), "schema": str(schema or data / "schema.json"),
+            "today": TODAY, "limit_per_service": limit, "by": summary,
+            "failures": {"openings": [r.model_dump(exclude_defaults=True) for r in opening_results if not r.exact],
+                         "probes_accepted": [s for s, ok, _ in probe_results if not ok],
+                         "conversations": [r.model_dump(exclude={"seconds"}) for r in talk_results if not r.success]}}
+
+
+def _per_service(items: list, limit: int | None, service_of: Callable) -> list:
+    if limit is None:
+        return items
+    counts: dict[str, int] = defaultdict(int)
+    out = []
+    for item in items:
+        if counts[service_of(item)] < limit:
+            counts[service_of(item)] += 1
+            out.append(item)
+    return out
+
+
+def _probe_sets(openings: list[Opening], probes: int | None) -> dict[str, list[Opening]]:
+    counts: dict[str, int] = defaultdict(int)
+    for o in openings:
+        counts[o.service] += 1
+    sets = probe_cases(openings, max(counts.values(), default=0) if probes is None else probes)
+    return {s: v[: counts[s] if probes is None else probes] for s, v in sets.items()}
