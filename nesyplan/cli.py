@@ -345,7 +345,8 @@ def import_sgd_command(schema: Path = typer.Argument(..., exists=True, dir_okay=
     """One pack per service of a Schema-Guided Dialogue schema: intents become goals and APIs, required
     slots are asked for, optional ones carry their defaults; each pack is validated before it is written.
     Hand additions go in domains/<pack>/overlay.yaml and survive a re-import."""
-    from pipeline.authoring.sgd_packs import SgdSchemaError, import_services
+    from pipeline.authoring.sgd_packs import import_services
+    from pipeline.packs.sgd_schema import SgdSchemaError
     from pipeline.packs.pack import packs_root
 
     try:
@@ -389,8 +390,9 @@ def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False
     from their schema: figures per service, for services seen in train and not, and overall."""
     import tempfile
 
-    from pipeline.authoring.sgd_packs import SgdSchemaError
-    from pipeline.evaluation.sgd import evaluate_sgd
+    from pipeline.authoring.sgd_packs import import_services
+    from pipeline.packs.sgd_schema import SgdSchemaError
+    from pipeline.evaluation.sgd import evaluate_sgd, services_to_import
 
     with tempfile.TemporaryDirectory(prefix="nesyplan-sgd-") as scratch, \
             Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -404,6 +406,8 @@ def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False
                 bar.advance(task)
 
         try:
+            import_services(schema or data / "schema.json", packs_dir or Path(scratch),
+                            services_to_import(data, schema, services))
             summary = evaluate_sgd(data, packs_dir or Path(scratch), schema, services, limit, agent, translator,
                                    conversations, probes, progress=progress)
         except (SgdSchemaError, ValueError, FileNotFoundError) as exc:

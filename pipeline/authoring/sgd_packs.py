@@ -28,16 +28,16 @@ goal `examples` and `description`, `out_of_scope` requests, `max_goals`, and per
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
 import tempfile
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, call_pack_files, pack_paths, render, write_pack
+from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
+                                       pack_name, snake)
 from pipeline.values.normalizers import NORMALIZERS
 
 GENERATOR = "import-sgd"
@@ -47,39 +47,7 @@ RESERVED = {"goal", "call", "var", "argtype", "object", "either", "and", "or", "
 BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
 
 
-class SgdSchemaError(Exception):
-    """A schema or overlay that cannot become a pack; the message names the service, intent and slot."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SgdSlot(_Strict):
-    name: str
-    description: str = ""
-    is_categorical: bool = False
-    possible_values: list[str] = []
-    type: str | None = Field(None, description="our addition: the normaliser, instead of the inferred one")
-
-
-class SgdIntent(_Strict):
-    name: str
-    description: str = ""
-    is_transactional: bool = False
-    required_slots: list[str] = []
-    optional_slots: dict[str, str] = {}
-    result_slots: list[str] = []
-
-
-class SgdService(_Strict):
-    service_name: str
-    description: str = ""
-    slots: list[SgdSlot]
-    intents: list[SgdIntent]
-
-
-class ArgumentOverlay(_Strict):
+class ArgumentOverlay(StrictModel):
     description: str | None = None
     normalizer: str | None = None
     values: list[str] | None = None
@@ -87,73 +55,18 @@ class ArgumentOverlay(_Strict):
     examples: list[str] | None = None
 
 
-class GoalOverlay(_Strict):
+class GoalOverlay(StrictModel):
     description: str | None = None
     examples: list[str] | None = None
 
 
-class Overlay(_Strict):
+class Overlay(StrictModel):
     """What a person adds to a generated pack (`domains/<pack>/overlay.yaml`)."""
     description: str | None = None
     max_goals: int | None = Field(None, ge=1, le=3)
     out_of_scope: list[str] | None = None
     goals: dict[str, GoalOverlay] = {}
     arguments: dict[str, ArgumentOverlay] = {}
-
-
-def snake(name: str) -> str:
-    """FindRestaurants -> find_restaurants; Restaurants_2 -> restaurants_2."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
-
-
-def pack_name(service: str) -> str:
-    return snake(service)
-
-
-def load_schema(path: Path) -> list[SgdService]:
-    """The services of an SGD schema file; a service that does not fit the format is refused by name."""
-    try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SgdSchemaError(f"{path}: not a readable JSON schema: {exc}") from None
-    if not isinstance(raw, list):
-        raise SgdSchemaError(f"{path}: an SGD schema is a JSON list of services")
-    services = []
-    for i, item in enumerate(raw):
-        name = item.get("service_name", f"service #{i + 1}") if isinstance(item, dict) else f"service #{i + 1}"
-        try:
-            services.append(SgdService.model_validate(item))
-        except ValidationError as exc:
-            where = "; ".join(f"{_path(item, e['loc'])}: {_message(e)}" for e in exc.errors())
-            raise SgdSchemaError(f"{path}: {name}: {where}") from None
-    return services
-
-
-def _path(item: dict, loc: tuple) -> str:
-    """A pydantic location in words: slots[2] is the slot's name when it has one."""
-    parts, node = [], item
-    for key in loc:
-        if isinstance(key, int) and isinstance(node, list) and key < len(node):
-            node = node[key]
-            parts[-1] = f"{parts[-1][:-1]} {node.get('name', key)!r}" if isinstance(node, dict) else f"{parts[-1]}[{key}]"
-        else:
-            node = node.get(key) if isinstance(node, dict) else None
-            parts.append(str(key))
-    return " ".join(parts)
-
-
-_KEYS = sorted({*SgdService.model_fields, *SgdSlot.model_fields, *SgdIntent.model_fields})
-
-
-def _message(error: dict) -> str:
-    if error["type"] == "extra_forbidden":
-        return f"unknown key{_closest(str(error['loc'][-1]), _KEYS)}"
-    return error["msg"]
-
-
-def _closest(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1)
-    return f" (closest: {close[0]!r})" if close else ""
 
 
 def infer_normalizer(slot: SgdSlot) -> str:
@@ -216,7 +129,7 @@ def _check_names(service: SgdService) -> None:
             for slot in named:
                 if slot not in slots:
                     raise SgdSchemaError(f"{where}: intent {intent.name}: {kind} slot {slot!r} is not a slot of "
-                                         f"the service{_closest(slot, slots)}")
+                                         f"the service{closest_hint(slot, slots)}")
         for slot in intent.required_slots:
             if slot in intent.optional_slots:
                 raise SgdSchemaError(f"{where}: intent {intent.name}: slot {slot!r} is both required and optional")
@@ -231,12 +144,12 @@ def _apply_overlay(spec: dict, overlay: Overlay, source: Path) -> None:
     for name, goal in overlay.goals.items():
         if name not in spec["goals"]:
             raise SgdSchemaError(f"{source}: goals.{name}: no such goal in {spec['name']}"
-                                 f"{_closest(name, list(spec['goals']))}")
+                                 f"{closest_hint(name, list(spec['goals']))}")
         spec["goals"][name].update(goal.model_dump(exclude_none=True))
     for name, argument in overlay.arguments.items():
         if name not in spec["arguments"]:
             raise SgdSchemaError(f"{source}: arguments.{name}: no such argument in {spec['name']}"
-                                 f"{_closest(name, list(spec['arguments']))}")
+                                 f"{closest_hint(name, list(spec['arguments']))}")
         if argument.normalizer is not None and argument.normalizer not in NORMALIZERS:
             raise SgdSchemaError(f"{source}: arguments.{name}.normalizer: unknown normalizer {argument.normalizer!r} "
                                  f"(known: {', '.join(sorted(NORMALIZERS))})")
@@ -317,7 +230,7 @@ def import_services(schema: Path, out: Path, names: list[str] | None = None) -> 
         known = [s.service_name for s in services]
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise SgdSchemaError(f"{schema}: no service {unknown[0]!r}{_closest(unknown[0], known)}")
+            raise SgdSchemaError(f"{schema}: no service {unknown[0]!r}{closest_hint(unknown[0], known)}")
         services = [s for s in services if s.service_name in names]
     written: dict[str, Path] = {}
     for service in services:

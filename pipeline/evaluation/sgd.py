@@ -31,7 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from pipeline.authoring.sgd_packs import SgdService, load_schema, pack_name, snake
+from pipeline.packs.sgd_schema import SgdService, load_schema, pack_name, snake
 from pipeline.evaluation.calls import percentile
 from pipeline.sessions.records import RecordedCall
 from pipeline.values.canonical import NO_CONSTRAINT, same_call, same_value
@@ -341,14 +341,22 @@ def load_services(path: Path) -> dict[str, SgdService]:
 
 # --- the run -------------------------------------------------------------------------------------------
 
+def services_to_import(data: Path, schema: Path | None = None, services: list[str] | None = None) -> list[str]:
+    """The services of the schema packs are imported from (the variant's names under SGD-X)."""
+    if schema is None:
+        return list(services or load_services(data / "schema.json"))
+    mapping = rename_map(load_schema(data / "schema.json"), load_schema(schema))
+    return [variant.service_name for name, (variant, _) in mapping.items() if not services or name in services]
+
+
 def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, services: list[str] | None = None,
                  limit: int | None = None, agent: str = "pipeline", translator: str = "hf",
                  conversations: bool = True, probes: int | None = None, seen_schema: Path | None = None,
                  progress: Callable[[str, int], None] = lambda _what, _total: None) -> dict:
-    """Import the packs into `packs_dir`, play the cases, return the summary with every failure's reasons.
+    """Play the cases against the packs imported into `packs_dir` (`import_services` of the same schema:
+    the caller imports, since evaluation does not write packs); return the summary with every failure's reasons.
     `limit`: openings (and conversations) per service; `probes`: out-of-domain probes per service (default:
     as many as its openings)."""
-    from pipeline.authoring.sgd_packs import import_services
     from pipeline.llm.baseline import run_baseline
     from pipeline.packs.pack import load_pack, using_packs_root
     from pipeline.run import backend_for, run_pipeline
@@ -369,7 +377,6 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
         openings = [renamed(o, *mapping[o.service]) for o in openings]
         talks = [renamed_conversation(c, *mapping[c.opening.service]) for c in talks]
         packs_of = {mapping[s][0].service_name: s for s in chosen}
-    import_services(schema or data / "schema.json", packs_dir, list(packs_of))
     seen_file = seen_schema or data.parent / "train" / "schema.json"
     seen_original = set(load_services(seen_file)) if seen_file.is_file() else set()
     seen = {variant for variant, source in packs_of.items() if source in seen_original}

@@ -20,7 +20,7 @@ from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, ru
 from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
-from pipeline.sessions.records import Call, ExecutedCall, Given, Reply, SessionState, Turn, TurnInput
+from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
 
 
 def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:

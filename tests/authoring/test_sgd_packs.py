@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.authoring.sgd_packs import (SgdSchemaError, import_services, infer_normalizer, load_schema,
-                                          SgdSlot)
+from pipeline.authoring.sgd_packs import import_services, infer_normalizer
 from pipeline.packs.pack import load_pack, using_packs_root
-from pipeline.run import run_pipeline
+from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, load_schema
+from pipeline.run import new_run, run_pipeline
 from pipeline.sessions.engine import SessionEngine
 from pipeline.sessions.records import RecordedCall, TurnInput
-from pipeline.run import new_run
 
 SCHEMA = Path(__file__).with_name("fixtures") / "grooming_schema.json"
 TODAY = "2019-03-01"

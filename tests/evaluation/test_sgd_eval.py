@@ -1,0 +1,136 @@
+"""eval-sgd over dialogues in SGD's own format, written here for a schema of our own (fixtures of the
+authoring tests): cases read from the files, the scorer on hand-made plans, and a whole run with the real
+model, planner and replay executor."""
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline.authoring.sgd_packs import import_services
+from pipeline.packs.sgd_schema import load_schema
+from pipeline.evaluation.sgd import (cases, evaluate_sgd, read_dialogues, rename_map, renamed, score_opening,
+                                     services_to_import)
+from pipeline.packs.pack import load_pack, using_packs_root
+from pipeline.records import Failure, Plan, PlanArg, PlanCall, Run
+
+SCHEMA = Path(__file__).resolve().parents[1] / "authoring" / "fixtures" / "grooming_schema.json"
+
+
+def _user(text, service, intent, informs, **spans):
+    return {"speaker": "USER", "utterance": text, "frames": [{
+        "service": service, "slots": [],
+        "actions": [{"act": "INFORM_INTENT", "slot": "intent", "values": [intent], "canonical_values": [intent]}] +
+                   [{"act": "INFORM", "slot": s, "values": [w], "canonical_values": [c]} for s, (w, c) in informs.items()],
+        "state": {"active_intent": intent, "requested_slots": [], "slot_values": {}}}]}
+
+
+def _system(text, service, call=None, results=()):
+    frame = {"service": service, "slots": [], "actions": []}
+    if call:
+        frame["service_call"] = {"method": call[0], "parameters": call[1]}
+        frame["service_results"] = list(results)
+    return {"speaker": "SYSTEM", "utterance": text, "frames": [frame]}
+
+
+DIALOGUES = [
+    {"dialogue_id": "t_1", "services": ["Bakery_1"], "turns": [
+        _user("I'd like to order a lemon cake", "Bakery_1", "OrderCake", {"cake_flavor": ("lemon", "Lemon")}),
+        _system("When will you pick it up?", "Bakery_1"),
+        _user("on March 5th", "Bakery_1", "OrderCake", {"pickup_date": ("March 5th", "2019-03-05")}),
+        _system("Ordered.", "Bakery_1", ("OrderCake", {"cake_flavor": "Lemon", "pickup_date": "2019-03-05"}),
+                [{"cake_flavor": "Lemon", "pickup_date": "2019-03-05"}]),
+    ]},
+    {"dialogue_id": "t_2", "services": ["Grooming_1"], "turns": [
+        _user("I need a grooming salon in Portland", "Grooming_1", "FindSalons", {"city": ("Portland", "Portland")}),
+        _system("Shaggy Chic is one.", "Grooming_1", ("FindSalons", {"city": "Portland"}),
+                [{"salon_name": "Shaggy Chic", "city": "Portland", "trims_nails": "True"}]),
+    ]},
+]
+
+
+@pytest.fixture
+def data(tmp_path):
+    split = tmp_path / "dev"
+    split.mkdir()
+    shutil.copyfile(SCHEMA, split / "schema.json")
+    with gzip.open(split / "dialogues_001.json.gz", "wt", encoding="utf-8") as handle:
+        json.dump(DIALOGUES, handle)
+    train = tmp_path / "train"
+    train.mkdir()  # a train split that has the bakery: Grooming_1 is unseen
+    (train / "schema.json").write_text(json.dumps([s for s in json.loads(SCHEMA.read_text())
+                                                   if s["service_name"] == "Bakery_1"]))
+    return split
+
+
+def test_cases_are_read_from_the_dialogues_with_the_users_own_words(data):
+    services = {s.service_name: s for s in load_schema(data / "schema.json")}
+    openings, talks = cases(read_dialogues(data), services)
+    assert [(o.service, o.intent, o.values) for o in openings] == [
+        ("Bakery_1", "OrderCake", {"cake_flavor": "Lemon"}), ("Grooming_1", "FindSalons", {"city": "Portland"})]
+    cake = talks[0]
+    assert cake.target == {"cake_flavor": "Lemon", "pickup_date": "2019-03-05"}
+    assert cake.answers["pickup_date"] == "March 5th"  # as the user wrote it, not the canonical value
+    assert talks[1].recorded[0].results[0]["salon_name"] == "Shaggy Chic"
+
+
+def _run(calls=None, failure=None) -> Run:
+    run = Run(domain="bakery_1", today="2019-03-01")
+    if calls is not None:
+        run.plan = Plan(calls=[PlanCall(api=api, var="x", args=args) for api, args in calls], text="", planner_actions=[])
+    run.failure = failure
+    return run
+
+
+def test_the_opening_scorer_counts_right_wrong_invented_and_asked(data, tmp_path):
+    import_services(data / "schema.json", tmp_path / "packs")
+    services = {s.service_name: s for s in load_schema(data / "schema.json")}
+    opening = cases(read_dialogues(data), services)[0][0]
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("bakery_1")
+    exact = score_opening(opening, _run([("order_cake", {"cake_flavor": PlanArg(value="Lemon"),
+                                                         "pickup_date": PlanArg(get_info="pickup_date")})]), pack)
+    assert exact.exact and exact.true_values == 1 and exact.given_values == 1
+    invented = score_opening(opening, _run([("order_cake", {"cake_flavor": PlanArg(value="Lemon"),
+                                                            "pickup_date": PlanArg(value="03/09/2019"),
+                                                            "inscription": PlanArg(value="Hi", default=False)})]), pack)
+    assert not invented.exact and len(invented.invented) == 2 and invented.asked_wrong == ["pickup_date"]
+    wrong = score_opening(opening, _run([("order_cake", {"cake_flavor": PlanArg(value="Vanilla"),
+                                                         "pickup_date": PlanArg(get_info="pickup_date")})]), pack)
+    assert not wrong.exact and wrong.wrong and not wrong.true_values
+    refused = score_opening(opening, _run(failure=Failure(stage="materialize", kind="out_of_domain", message="no")), pack)
+    assert not refused.goal_right and refused.missed == ["cake_flavor='Lemon'"]
+
+
+def test_sgdx_names_map_by_position(data, tmp_path):
+    variant = json.loads(SCHEMA.read_text())
+    variant[0]["service_name"] = "Grooming_15"
+    variant[0]["slots"][0]["name"] = "town"
+    variant[0]["intents"][0]["name"] = "SearchGroomers"
+    variant[0]["intents"][0]["required_slots"] = ["town"]
+    variant[0]["intents"][0]["result_slots"] = ["salon_name", "town", "trims_nails", "salon_phone"]
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(variant))
+    mapping = rename_map(load_schema(data / "schema.json"), load_schema(path))
+    services = {s.service_name: s for s in load_schema(data / "schema.json")}
+    grooming = cases(read_dialogues(data), services)[0][1]
+    moved = renamed(grooming, *mapping["Grooming_1"])
+    assert (moved.service, moved.intent, moved.values) == ("Grooming_15", "SearchGroomers", {"town": "Portland"})
+
+
+def test_a_whole_run_with_the_real_model_reports_every_figure(data, tmp_path):
+    import_services(data / "schema.json", tmp_path / "packs", services_to_import(data))
+    summary = evaluate_sgd(data, tmp_path / "packs", translator="hf")
+    by = summary["by"]
+    assert list(by)[:3] == ["all", "seen", "unseen"] and {"Bakery_1", "Grooming_1"} <= set(by)
+    assert by["all"]["openings"] == 2 and by["all"]["conversations"] == 2
+    assert by["Bakery_1"]["probes"] == 1 and by["Grooming_1"]["probes"] == 1  # the other domain's opening
+    assert by["seen"]["openings"] == 1 and by["unseen"]["openings"] == 1
+    for row in by.values():
+        for key in ("openings_exact", "goal_accuracy", "ood_refused", "conversation_success"):
+            assert row[key] is None or 0 <= row[key] <= 1
+    # the cake conversation: the opening gives the flavour, the user answers the date in their words
+    failures = {f["dialogue_id"]: f for f in summary["failures"]["conversations"]}
+    assert "t_1" not in failures, failures.get("t_1")
