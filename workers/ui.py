@@ -87,9 +87,13 @@ def plan_graph(plan: Plan | None) -> Markup:
         x, y = place(depth[i])
         boxes[i] = (x, y)
         label = f"{call.var} = {call.api}"
-        nodes.append(f'<g class="node call" data-call="{i}"><rect x="{x}" y="{y}" width="{width}" height="{height}" '
-                     f'rx="6"/><text x="{x + 10}" y="{y + 27}">{html.escape(label[:26])}</text>'
-                     f"<title>{html.escape(label)}</title></g>")
+        # Hovering a call lists what it carries; an optional argument's default is marked as one.
+        carried = [f"{name} = {arg.value}" + (" (default)" if arg.default else "")
+                   for name, arg in call.args.items() if arg.value is not None]
+        defaults = " ".join(name for name, arg in call.args.items() if arg.default)
+        nodes.append(f'<g class="node call" data-call="{i}" data-defaults="{html.escape(defaults)}"><rect x="{x}" '
+                     f'y="{y}" width="{width}" height="{height}" rx="6"/><text x="{x + 10}" y="{y + 27}">'
+                     f"{html.escape(label[:26])}</text><title>{html.escape(chr(10).join([label, *carried]))}</title></g>")
     for i, call in enumerate(plan.calls):
         x, y = boxes[i]
         for name, arg in call.args.items():

@@ -196,3 +196,11 @@ def test_the_cli_imports_and_refuses_with_exit_codes(tmp_path):
 
 def test_every_schema_loads_as_services():
     assert [s.service_name for s in load_schema(SCHEMA)] == ["Grooming_1", "Bakery_1"]
+
+
+def test_the_web_pages_plan_graph_marks_a_default_as_one(packs):
+    from workers.ui import plan_graph
+
+    svg = str(plan_graph(_plan('_goal(g1, book_grooming).\n_pet_count(g1, "2").\n')))
+    assert 'data-defaults="package"' in svg  # pet_count was given: no default
+    assert "pet_count = 2\npackage = Basic (default)</title>" in svg
