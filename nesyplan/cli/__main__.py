@@ -1,0 +1,3 @@
+from nesyplan.cli import app
+
+app()

@@ -1,0 +1,227 @@
+"""Evaluation: the benchmarks' scores (calls, flows, retrieval, SGD)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from nesyplan.cli.common import app, err_console, trained
+from nesyplan.show import console
+from pipeline.packs.pack import PackError, load_pack
+
+TRANSLATORS = ("oracle", "hf", "openai", "baseline-hf", "baseline-openai")
+
+
+@app.command("eval")
+def eval_command(dataset: Path = typer.Option(..., exists=True, dir_okay=False, help="gold records (.jsonl)"),
+                 domain: str = typer.Option("quickbooks", help="domain pack"),
+                 translator: str = typer.Option("oracle", help="oracle (gold -> IR: the symbolic half alone), "
+                                                               "hf, openai, baseline-hf, baseline-openai"),
+                 constrain: bool = typer.Option(True, "--constrain/--no-constrain"),
+                 goal_choice: str = typer.Option("retrieve", help="retrieve, shortlist or llm"),
+                 limit: Optional[int] = typer.Option(None, help="only the first N records"),
+                 json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Score plans against gold records as the benchmark SPEC defines success."""
+    from pipeline.evaluation.calls import evaluate, markdown_report, oracle_ir, summarize
+    from pipeline.evaluation.datasets import load_dataset
+    from pipeline.run import backend_for, run_pipeline
+
+    if translator not in TRANSLATORS:
+        raise typer.BadParameter(f"unknown translator {translator!r} (available: {', '.join(TRANSLATORS)})",
+                                 param_hint="--translator")
+    try:
+        records = load_dataset(dataset)[:limit]
+        from pipeline.evaluation.flows import is_flow_dataset
+
+        if is_flow_dataset(records):  # each record's `domain` picks its (flow) pack
+            for name in sorted({r.get("domain", domain) for r in records}):
+                load_pack(name)
+            return _eval_flows(records, dataset, translator, constrain, goal_choice, json_out)
+        pack = load_pack(domain)
+    except (PackError, ValueError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    if translator == "oracle":
+        def execute(r, ir):
+            return run_pipeline(r.get("query", ""), domain, r.get("today"), ir)
+    elif translator.startswith("baseline-"):
+        from pipeline.llm.baseline import run_baseline
+
+        backend = backend_for(translator.removeprefix("baseline-"))
+
+        def execute(r, _ir):
+            return run_baseline(r.get("query", ""), r.get("today"), pack, backend, constrain)
+    else:
+        with err_console.status(f"loading the {translator} backend...", spinner="dots"):
+            backend_for(translator)
+
+        def execute(r, _ir):
+            return run_pipeline(r.get("query", ""), domain, r.get("today"), None, translator, constrain, goal_choice)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err_console, transient=True) as progress:
+        task = progress.add_task(f"eval {translator}", total=len(records))
+        results = evaluate(records, (lambda r: oracle_ir(r, pack)) if translator == "oracle" else (lambda r: None),
+                           execute, progress=lambda: progress.advance(task))
+    summary = summarize(results)
+    summary.update(domain=domain, translator=translator, dataset=str(dataset),
+                   constrain=constrain if translator != "oracle" else None,
+                   goal_choice=goal_choice if translator in ("hf", "openai") else None)
+    if json_out:
+        print(json.dumps(summary, indent=2))
+        return
+    console.print(markdown_report(summary), markup=False, highlight=False)
+    if summary["failures"]:
+        console.print("\nfailed records:", style="bold")
+        for failure in summary["failures"]:
+            console.print(f"- {failure['id']}: {failure['reason']}", markup=False, highlight=False)
+
+
+def _eval_flows(records: list[dict], dataset: Path, translator: str, constrain: bool, goal_choice: str,
+                json_out: bool) -> None:
+    """Flow datasets: intent accuracy and FLAP's plan metrics (pipeline/evaluation/flows.py)."""
+    from pipeline.evaluation.flows import evaluate_flows, flow_oracle_ir, flow_report, summarize_flows
+    from pipeline.run import backend_for, run_pipeline
+
+    if translator.startswith("baseline-"):
+        raise typer.BadParameter("the JSON function-calling baseline is defined for call packs, not flows",
+                                 param_hint="--translator")
+    if translator == "oracle":
+        def execute(r):
+            return run_pipeline(r["query"], r["domain"], r.get("today"), flow_oracle_ir(r))
+    else:
+        with err_console.status(f"loading the {translator} backend...", spinner="dots"):
+            backend_for(translator)
+
+        def execute(r):
+            return run_pipeline(r["query"], r["domain"], r.get("today"), None, translator, constrain, goal_choice)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err_console, transient=True) as progress:
+        task = progress.add_task(f"eval flows {translator}", total=len(records))
+        rows = evaluate_flows(records, execute, progress=lambda: progress.advance(task))
+    summary = summarize_flows(rows)
+    summary.update(translator=translator, dataset=str(dataset),
+                   goal_choice=goal_choice if translator in ("hf", "openai") else None)
+    if json_out:
+        print(json.dumps(summary, indent=2))
+        return
+    console.print(flow_report(summary), markup=False, highlight=False)
+    for failure in summary["failures"]:
+        console.print(f"- {failure}", markup=False, highlight=False)
+
+
+@app.command("eval-retrieval")
+def eval_retrieval(dataset: Path = typer.Option(..., exists=True, dir_okay=False, help="gold records (.jsonl)"),
+                   domain: str = typer.Option("quickbooks", help="domain pack"),
+                   method: str = typer.Option("dense", help="dense, sparse or hybrid"),
+                   progressive: bool = typer.Option(False, "--progressive",
+                                                    help="ProTIP progressive retrieval instead of the top k"),
+                   by_clause: bool = typer.Option(False, "--by-clause",
+                                                  help="one goal per clause (what translate uses)"),
+                   k: int = typer.Option(5, min=1, help="shortlist size of single-step retrieval"),
+                   model: Optional[str] = typer.Option(None, help="embedding model folder; 'packaged' for the "
+                                                                  "packaged MiniLM (default: the pack's trained "
+                                                                  "model when there is one)"),
+                   tokens: bool = typer.Option(False, "--prompt-tokens",
+                                               help="also count prompt tokens with and without retrieval "
+                                                    "(packaged model's tokenizer; shortlist of --k goals)"),
+                   json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Recall of goal retrieval: recall_at_1/5/10 (single-goal requests) and goal_set_recall."""
+    from pipeline.evaluation.datasets import load_dataset
+    from pipeline.retrieval.metrics import evaluate_retrieval
+    from pipeline.retrieval.retrievers import build_retriever
+
+    if progressive and by_clause:
+        raise typer.BadParameter("choose --progressive or --by-clause, not both")
+    strategy = "progressive" if progressive else "clause" if by_clause else "topk"
+    try:
+        pack = load_pack(domain)
+        records = [r for r in load_dataset(dataset) if r.get("domain", domain) == domain]
+        with err_console.status(f"indexing {domain} ({method})...", spinner="dots"):
+            retriever = build_retriever(pack, method, model)
+    except (PackError, ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=err_console, transient=True) as progress:
+        task = progress.add_task(f"retrieve {method}/{strategy}", total=len(records))
+        figures = evaluate_retrieval(records, retriever, strategy, k, progress=lambda: progress.advance(task))
+    figures.update(domain=domain, dataset=str(dataset), model=model or ("trained" if trained(pack) else "packaged"))
+    if tokens:
+        from pipeline.evaluation.prompt_size import prompt_tokens
+        from pipeline.llm.backends import packaged_tokenizer
+
+        figures["prompt_tokens"] = prompt_tokens(pack, retriever, records, k, packaged_tokenizer())
+    if json_out:
+        print(json.dumps(figures, indent=2))
+        return
+    for key in ("method", "strategy", "k", "model", "requests", "single_goal_requests", "recall_at_1",
+                "recall_at_5", "recall_at_10", "goal_set_recall", "exact_goal_set", "ood_rejected",
+                "mean_shortlist", "prompt_tokens"):
+        if key in figures:
+            console.print(f"{key:22} {figures[key]}", markup=False, highlight=False)
+
+
+@app.command("eval-sgd")
+def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False,
+                                               help="an SGD split: schema.json and dialogues_*.json[.gz]"),
+                     schema: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                           help="another schema for the same services "
+                                                                "(SGD-X: sgd_x/vK/dev.schema.json)"),
+                     services: Optional[list[str]] = typer.Option(None, "--services", help="only these services"),
+                     limit: Optional[int] = typer.Option(None, min=1, help="openings and conversations per service"),
+                     probes: Optional[int] = typer.Option(None, min=0, help="out-of-domain probes per service "
+                                                                             "(default: as many as its openings)"),
+                     agent: str = typer.Option("pipeline", help="pipeline (planner and controllers) or llm (the "
+                                                                "same model alone: function calls, then ReAct)"),
+                     translator: str = typer.Option("hf", help="hf or openai"),
+                     conversations: bool = typer.Option(True, "--conversations/--no-conversations"),
+                     packs_dir: Optional[Path] = typer.Option(None, help="where the imported packs go "
+                                                                         "(default: a scratch folder)"),
+                     json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Openings, out-of-domain probes and simulated conversations of SGD dialogues against packs imported
+    from their schema: figures per service, for services seen in train and not, and overall."""
+    import tempfile
+
+    from pipeline.authoring.sgd_packs import import_services
+    from pipeline.evaluation.sgd import evaluate_sgd, services_to_import
+    from pipeline.packs.sgd_schema import SgdSchemaError
+
+    with tempfile.TemporaryDirectory(prefix="nesyplan-sgd-") as scratch, \
+            Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     TimeRemainingColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("importing", total=None)
+
+        def progress(what: str, total: int) -> None:
+            if what:
+                bar.reset(task, description=what, total=total)
+            else:
+                bar.advance(task)
+
+        try:
+            import_services(schema or data / "schema.json", packs_dir or Path(scratch),
+                            services_to_import(data, schema, services))
+            summary = evaluate_sgd(data, packs_dir or Path(scratch), schema, services, limit, agent, translator,
+                                   conversations, probes, progress=progress)
+        except (SgdSchemaError, ValueError, FileNotFoundError) as exc:
+            err_console.print(f"[red]{escape(str(exc))}[/]")
+            raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(summary, indent=2))
+        return
+    table = Table("set", "openings", "exact", "goal", "slot P", "slot R", "probes", "refused", "convs", "success",
+                  "p50 ms", "p90 ms", title=f"eval-sgd {agent}: {summary['schema']}")
+
+    def pct(x):
+        return "-" if x is None else f"{x:.1%}"
+    for key, m in summary["by"].items():
+        lat = m["latency_ms"] or {"p50": "-", "p90": "-"}
+        table.add_row(key, str(m["openings"]), pct(m["openings_exact"]), pct(m["goal_accuracy"]),
+                      pct(m["slot_precision"]), pct(m["slot_recall"]), str(m["probes"]), pct(m["ood_refused"]),
+                      str(m["conversations"]), pct(m["conversation_success"]), str(lat["p50"]), str(lat["p90"]))
+    console.print(table)

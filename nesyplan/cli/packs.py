@@ -1,0 +1,163 @@
+"""Packs: check, list, train and generate them (flows, workflows, SGD services, the scale catalog)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from nesyplan.cli.common import app, err_console
+from nesyplan.show import console
+from pipeline.packs.pack import PackError, load_pack, pack_names
+
+
+@app.command()
+def validate(domain: str = typer.Argument(..., help="domain pack to check")) -> None:
+    """Load a pack and report every inconsistency with its file and line."""
+    from pipeline.authoring.validate import validate_pack
+
+    problems = validate_pack(domain)
+    for problem in problems:
+        err_console.print(f"[red]{problem}[/]", highlight=False, soft_wrap=True)
+    if problems:
+        err_console.print(f"{domain}: {len(problems)} problem(s)")
+        raise typer.Exit(1)
+    console.print(f"{domain}: ok")
+
+
+@app.command()
+def domains() -> None:
+    """List the installed domain packs."""
+    for name in pack_names():
+        try:
+            console.print(f"{name}: {load_pack(name).spec.description}")
+        except PackError as exc:
+            console.print(f"{name}: [red]cannot load: {exc}[/]")
+
+
+@app.command("train-retriever")
+def train_retriever_command(domain: str = typer.Option(..., help="domain pack"),
+                            train_file: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                                      help="extra labelled requests (.jsonl); "
+                                                                           "never an evaluation set"),
+                            epochs: int = typer.Option(3, min=1),
+                            json_out: bool = typer.Option(False, "--json")) -> None:
+    """Fine-tune the embedding model on the pack's own examples; save it inside the pack; print Recall@k
+    on held-out examples before and after."""
+    from pipeline.retrieval.train import train_retriever
+
+    try:
+        pack = load_pack(domain)
+        with err_console.status(f"training the {domain} retriever...", spinner="dots"):
+            report = train_retriever(pack, train_file, epochs=epochs)
+    except (PackError, ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(report.__dict__, indent=2))
+        return
+    console.print(f"trained on {report.pairs} pairs in {report.seconds}s; held out {report.held_out}; "
+                  f"saved to {report.saved_to}", markup=False)
+    for key in report.before:
+        console.print(f"{key:14} before {report.before[key]}  after {report.after[key]}", markup=False)
+
+
+@app.command("make-scale-pack")
+def make_scale_pack_command(requests: Path = typer.Option(Path("domains/catalog500/requests.jsonl"),
+                                                          help="where to write the benchmark requests")) -> None:
+    """Generate the 500-goal scale-benchmark pack (catalog500) and its requests."""
+    from pipeline.authoring.scale_pack import make_scale_pack
+    from pipeline.packs.pack import packs_root
+
+    result = make_scale_pack(packs_root(), requests)
+    console.print(f"{result['goals']} goals -> {result['pack']}; requests -> {result['requests']}", markup=False)
+
+
+@app.command("make-flow-packs")
+def make_flow_packs_command(spec: Path = typer.Argument(..., exists=True, dir_okay=False,
+                                                        help="flow spec (YAML: domains: {name: {apis, intents}}) "
+                                                             "or a FlowAgent-style PDL workflow (YAML)"),
+                            intents: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                                   help="intent descriptions and example requests"),
+                            ) -> None:
+    """Generate one pack per flow domain of the spec: the planner then follows every flow and data
+    dependency by construction. A spec with a cycle or an input nothing produces is rejected."""
+    from pipeline.authoring.flow_packs import load_any_spec, make_flow_pack
+    from pipeline.packs.flows import FlowSpecError, check_flow_domain
+    from pipeline.packs.pack import packs_root
+
+    try:
+        domains = load_any_spec(spec, intents)
+        for domain in domains:  # every domain checked before any is written
+            check_flow_domain(domain)
+        for domain in domains:
+            paths = make_flow_pack(packs_root(), domain, spec.name)
+            console.print(f"{domain.name}: {len(domain.intents)} intent(s), {len(domain.apis)} API(s) -> "
+                          f"{paths['yaml']}", markup=False)
+    except (FlowSpecError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+
+
+@app.command("make-workflow-packs")
+def make_workflow_packs_command(specs: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
+                                                                  help="typed PDL workflows (YAML): each slot "
+                                                                       "with the `type:` that reads it")) -> None:
+    """Generate a conversation pack per typed PDL workflow: one goal giving the workflow's slots, expanded
+    into its API calls, so a session asks only for what the user has not said."""
+    import yaml
+    from pydantic import ValidationError
+
+    from pipeline.authoring.flow_packs import PdlWorkflow
+    from pipeline.authoring.workflow_packs import make_workflow_pack, workflow_pack_spec
+    from pipeline.packs.flows import FlowSpecError
+    from pipeline.packs.pack import packs_root
+
+    try:
+        workflows = [PdlWorkflow.model_validate(yaml.safe_load(spec.read_text(encoding="utf-8"))) for spec in specs]
+        for workflow in workflows:  # every workflow checked before any is written
+            workflow_pack_spec(workflow)
+        for workflow, spec in zip(workflows, specs):
+            paths = make_workflow_pack(packs_root(), workflow, spec.name)
+            console.print(f"{workflow.domain}: {len(workflow.slots)} slot(s), {len(workflow.apis)} API(s) -> "
+                          f"{paths['yaml']}", markup=False)
+    except (FlowSpecError, ValidationError, yaml.YAMLError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+
+
+@app.command("import-sgd")
+def import_sgd_command(schema: Path = typer.Argument(..., exists=True, dir_okay=False,
+                                                     help="an SGD schema (schema.json: a list of services)"),
+                       service: Optional[list[str]] = typer.Option(None, "--service",
+                                                                   help="only this service (repeatable)"),
+                       out: Optional[Path] = typer.Option(None, help="packs root to write into (domains/, "
+                                                                     "asp_rules/, pddl/); default: the packs root")) -> None:
+    """One pack per service of a Schema-Guided Dialogue schema: intents become goals and APIs, required
+    slots are asked for, optional ones carry their defaults; each pack is validated before it is written.
+    Hand additions go in domains/<pack>/overlay.yaml and survive a re-import."""
+    from pipeline.authoring.sgd_packs import import_services
+    from pipeline.packs.pack import packs_root
+    from pipeline.packs.sgd_schema import SgdSchemaError
+
+    try:
+        written = import_services(schema, out or packs_root(), service)
+    except SgdSchemaError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    for name, path in written.items():
+        spec = load_pack_at(path)
+        console.print(f"{name}: {len(spec.goals)} goal(s), {len(spec.arguments)} argument(s) -> {path}", markup=False)
+    console.print(f"{len(written)} pack(s) imported and validated", markup=False)
+
+
+def load_pack_at(path: Path):
+    """The spec of a pack.yaml wherever it lies (an --out folder is not the packs root)."""
+    import yaml
+
+    from pipeline.packs.pack import PackSpec
+
+    return PackSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))

@@ -1,0 +1,126 @@
+"""The service: workers, the HTTP API, the model server, queued runs and their artifacts."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from nesyplan.cli.common import app, err_console, read_ir, service_errors, wait_for
+from nesyplan.show import console, show_run
+from pipeline.packs.pack import PackError, load_pack
+
+
+@app.command("serve-llm")
+def serve_llm(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8001),
+              model: Optional[str] = typer.Option(None, help="HF model id or path (default: packaged SmolLM2)"),
+              gguf_file: Optional[str] = typer.Option(None, help="GGUF file inside --model")) -> None:
+    """Serve the hf backend as an OpenAI-compatible endpoint (/v1/chat/completions, with `grammar`),
+    so many workers share one loaded model."""
+    import uvicorn
+
+    from workers.llm_server import make_app
+
+    uvicorn.run(make_app(model, gguf_file), host=host, port=port)
+
+
+@app.command()
+def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work from (comma-separated)"),
+           concurrency: int = typer.Option(1, min=1, help="worker processes"),
+           name: Optional[str] = typer.Option(None, help="worker name (default: nesyplan-PID@host)"),
+           loglevel: str = typer.Option("INFO")) -> None:
+    """Run a Celery worker: GPU hosts take `llm`, CPU hosts `symbolic`; any number, against one Redis."""
+    import os
+
+    from workers.celery_app import app as celery_app
+    from workers.tasks import WORKER_QUEUES_ENV
+
+    os.environ[WORKER_QUEUES_ENV] = queues  # each worker process warms up what its queues need
+    celery_app.worker_main(["worker", "-Q", queues, "-c", str(concurrency), "--loglevel", loglevel,
+                            "-n", name or f"nesyplan-{os.getpid()}@%h", "--without-mingle", "--without-gossip"])
+
+
+@app.command()
+def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000)) -> None:
+    """Serve the HTTP API (OpenAPI at /docs). Without API keys (NESYPLAN_API_KEYS or
+    NESYPLAN_API_KEYS_FILE) it serves only on a loopback address."""
+    import ipaddress
+
+    import uvicorn
+
+    from workers.auth import KeyConfigError, key_digests
+
+    try:
+        keys = key_digests()
+    except KeyConfigError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not keys and not loopback:
+        err_console.print(f"[red]refusing to serve on {escape(host)} with no API key: set NESYPLAN_API_KEYS or "
+                          f"NESYPLAN_API_KEYS_FILE, or serve on 127.0.0.1[/]")
+        raise typer.Exit(2)
+    uvicorn.run("workers.app:app", host=host, port=port)
+
+
+@app.command()
+@service_errors
+def submit(query: str = typer.Argument(..., help="the request, in plain language"),
+           domain: str = typer.Option("quickbooks"),
+           today: Optional[str] = typer.Option(None, help="YYYY-MM-DD"),
+           ir: Optional[str] = typer.Option(None, help="IR file, or - for standard input"),
+           wait: bool = typer.Option(False, "--wait", help="wait for the plan and show it"),
+           timeout: float = typer.Option(120.0, help="seconds to wait with --wait")) -> None:
+    """Queue a request for the workers; prints its id (with --wait, the finished run)."""
+    from pipeline.run import new_run
+    from workers.tasks import enqueue
+
+    try:
+        load_pack(domain)
+    except PackError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    run = new_run(query, domain, today, read_ir(ir) if ir is not None else None)
+    enqueue(run)
+    print(run.id)
+    if wait:
+        finished = wait_for([run.id], timeout).get(run.id)
+        if finished is None:
+            err_console.print(f"[yellow]run {run.id} is not finished after {timeout:g} s[/]")
+            raise typer.Exit(3)
+        show_run(finished)
+        raise typer.Exit(0 if finished.status == "succeeded" else 1)
+
+
+@app.command()
+@service_errors
+def show(run_id: str = typer.Argument(...),
+         artifact: Optional[str] = typer.Argument(None, help="e.g. task.pddl, plan.txt (raw)"),
+         json_out: bool = typer.Option(False, "--json")) -> None:
+    """Show a stored run (status, every artifact) or one raw artifact."""
+    from workers.api import ARTIFACTS
+    from workers.tasks import store
+
+    run = store().load(run_id)
+    if run is None:
+        err_console.print(f"[red]no run {escape(run_id)} (unknown, or expired from the store)[/]")
+        raise typer.Exit(1)
+    if artifact is not None:
+        if artifact not in ARTIFACTS:
+            err_console.print(f"[red]no artifact {escape(artifact)}[/] (artifacts: {', '.join(ARTIFACTS)})")
+            raise typer.Exit(2)
+        content = ARTIFACTS[artifact](run)
+        if content is None:
+            err_console.print(f"[yellow]run {run_id} has no {artifact} ({run.status})[/]")
+            raise typer.Exit(1)
+        print(content, end="" if content.endswith("\n") else "\n")
+        return
+    if json_out:
+        print(run.model_dump_json(indent=2))
+    else:
+        console.print(f"status: {run.status}")
+        show_run(run)
