@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from nesyplan.cli.common import app, err_console
 from nesyplan.show import console
+from pipeline.authoring.writer import PackNotValid
 from pipeline.packs.pack import PackError, load_pack, pack_names
 
 
@@ -97,7 +98,7 @@ def make_flow_packs_command(spec: Path = typer.Argument(..., exists=True, dir_ok
             paths = make_flow_pack(packs_root(), domain, spec.name)
             console.print(f"{domain.name}: {len(domain.intents)} intent(s), {len(domain.apis)} API(s) -> "
                           f"{paths['yaml']}", markup=False)
-    except (FlowSpecError, OSError) as exc:
+    except (FlowSpecError, PackNotValid, OSError) as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
 
@@ -124,7 +125,7 @@ def make_workflow_packs_command(specs: list[Path] = typer.Argument(..., exists=T
             paths = make_workflow_pack(packs_root(), workflow, spec.name)
             console.print(f"{workflow.domain}: {len(workflow.slots)} slot(s), {len(workflow.apis)} API(s) -> "
                           f"{paths['yaml']}", markup=False)
-    except (FlowSpecError, ValidationError, yaml.YAMLError, OSError) as exc:
+    except (FlowSpecError, PackNotValid, ValidationError, yaml.YAMLError, OSError) as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
 

@@ -8,6 +8,7 @@ flow packs (`flow_packs.py`, an intent's flow of APIs).
 from __future__ import annotations
 
 import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -85,3 +86,29 @@ def call_pack_files(spec: dict, generator: str) -> tuple[dict[str, str], str]:
     pddl = render("domain.pddl.j2", name=name, generator=generator, argtypes=arguments, apis=apis,
                   max_arity=max([len(a["arguments"]) for a in apis] + [0]))
     return rules, pddl
+
+
+class PackNotValid(Exception):
+    """A generated pack that `nesyplan validate` refuses; nothing of it was written."""
+
+    def __init__(self, name: str, problems: list):
+        self.name, self.problems = name, problems
+        listed = "; ".join(str(p) for p in problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+        super().__init__(f"{name}: the generated pack does not validate: {listed}")
+
+
+def write_validated_pack(root: Path, spec: dict, rules: dict[str, str], domain_pddl: str, header: str) -> dict[str, Path]:
+    """Write the pack into a scratch packs root, run `validate` there, and only then write it under `root`:
+    a generator never leaves a pack that fails at `plan` time."""
+    from pipeline.authoring.validate import validate_pack
+    from pipeline.packs.pack import using_packs_root
+
+    with tempfile.TemporaryDirectory(prefix="nesyplan-pack-") as scratch:
+        write_pack(Path(scratch), spec, rules, domain_pddl, header)
+        with using_packs_root(Path(scratch)):
+            problems = validate_pack(spec["name"])
+        for problem in problems:  # point at the file the pack will have, not the scratch copy
+            problem.file = problem.file.replace(scratch, str(root))
+    if problems:
+        raise PackNotValid(spec["name"], problems)
+    return write_pack(root, spec, rules, domain_pddl, header)
