@@ -109,23 +109,17 @@ def make_workflow_packs_command(specs: list[Path] = typer.Argument(..., exists=T
                                                                        "with the `type:` that reads it")) -> None:
     """Generate a conversation pack per typed PDL workflow: one goal giving the workflow's slots, expanded
     into its API calls, so a session asks only for what the user has not said."""
-    import yaml
-    from pydantic import ValidationError
-
-    from pipeline.authoring.flow_packs import PdlWorkflow
-    from pipeline.authoring.workflow_packs import make_workflow_pack, workflow_pack_spec
+    from pipeline.authoring.workflow_packs import make_workflow_pack, read_workflow
     from pipeline.packs.flows import FlowSpecError
     from pipeline.packs.pack import packs_root
 
     try:
-        workflows = [PdlWorkflow.model_validate(yaml.safe_load(spec.read_text(encoding="utf-8"))) for spec in specs]
-        for workflow in workflows:  # every workflow checked before any is written
-            workflow_pack_spec(workflow)
+        workflows = [read_workflow(spec) for spec in specs]  # every workflow checked before any is written
         for workflow, spec in zip(workflows, specs):
             paths = make_workflow_pack(packs_root(), workflow, spec.name)
             console.print(f"{workflow.domain}: {len(workflow.slots)} slot(s), {len(workflow.apis)} API(s) -> "
                           f"{paths['yaml']}", markup=False)
-    except (FlowSpecError, PackNotValid, ValidationError, yaml.YAMLError, OSError) as exc:
+    except (FlowSpecError, PackNotValid, OSError) as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
 

@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, generic_rules, render, write_validated_pack
+from pipeline.packs.pack import StrictModel, key_lines, line_of, model_keys, validation_problems
 from pipeline.packs.flows import (FlowApi, FlowDomain, FlowSpecError, FlowStep, IntentInfo, api_constant,
                                   check_flow_domain, input_options, item_constant)
 
@@ -87,9 +88,10 @@ def make_flow_pack(root: Path, domain: FlowDomain, source: str) -> dict[str, Pat
 
 # --- FlowAgent-style PDL -----------------------------------------------------------------------------
 
-class PdlNode(BaseModel):
+class PdlNode(StrictModel):
     name: str
     description: str = ""
+    question: str | None = None    # SLOT nodes: what the agent asks (else a sentence from the description)
     type: str | None = None        # SLOT nodes: the normaliser that reads its value (typed PDL slots)
     values: list[str] = []         # SLOT nodes of type `choice`: the values, and their synonyms
     synonyms: dict[str, list[str]] = {}
@@ -99,7 +101,7 @@ class PdlNode(BaseModel):
     http: dict | None = None       # API nodes: how the `http` executor calls it (packs.pack.HttpBinding)
 
 
-class PdlWorkflow(BaseModel):
+class PdlWorkflow(StrictModel):
     """A FlowAgent-style workflow: meta information, SLOT / API / ANSWER nodes with preconditions, and the
     procedure in words (kept in the pack's description for the reader)."""
     domain: str
@@ -112,6 +114,31 @@ class PdlWorkflow(BaseModel):
     procedure: str = ""
     out_of_scope: list[str] = []   # near requests the workflow does not serve (a flight, a loan)
     http_base_url: str | None = None  # where its APIs are served, for the `http` executor
+
+
+def load_pdl_workflow(path: Path) -> tuple[PdlWorkflow, dict[str, int]]:
+    """A typed PDL workflow file, read strictly: an unknown key, a wrong type or a missing field is a
+    FlowSpecError of `file:line: key: message` lines (with the closest key for a typo). Also returns the
+    spec's key lines, for errors found later (`located`)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        lines = key_lines(yaml.compose(text))
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise FlowSpecError(f"{path}:{mark.line + 1 if mark else 1}: invalid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise FlowSpecError(f"{path}:1: a PDL workflow is a mapping (domain, name, slots, apis, ...)")
+    try:
+        return PdlWorkflow.model_validate(raw), lines
+    except ValidationError as exc:
+        problems = validation_problems(exc, lines, model_keys(PdlWorkflow, PdlNode))
+        raise FlowSpecError("\n".join(f"{path}:{line}: {message}" for line, message in problems)) from None
+
+
+def located(exc: FlowSpecError, path: Path, lines: dict[str, int]) -> FlowSpecError:
+    """The error with the file and line of the key it is about."""
+    return FlowSpecError(f"{path}:{line_of(lines, exc.key) if exc.key else 1}: {exc}", exc.key)
 
 
 def _camel(name: str) -> str:

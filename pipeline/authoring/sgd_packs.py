@@ -23,7 +23,7 @@ Each slot is read by a normaliser inferred from the schema's own words, by these
 
 Hand additions live in `domains/<pack>/overlay.yaml` beside the generated pack and survive a re-import:
 goal `examples` and `description`, `out_of_scope` requests, `max_goals`, and per argument `description`,
-`normalizer`, `values`, `synonyms`, `examples`.
+`question`, `normalizer`, `values`, `synonyms`, `examples`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
 
 class ArgumentOverlay(StrictModel):
     description: str | None = None
+    question: str | None = None
     normalizer: str | None = None
     values: list[str] | None = None
     synonyms: dict[str, list[str]] | None = None

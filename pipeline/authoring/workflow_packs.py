@@ -9,14 +9,17 @@ an argument: an opening message that gives it ("a table for 4 at 8pm") is never 
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
-from pipeline.authoring.flow_packs import PdlWorkflow
+from pipeline.authoring.flow_packs import PdlWorkflow, load_pdl_workflow, located
 from pipeline.authoring.writer import GENERIC_ERRORS, call_pack_files, render, write_validated_pack
 from pipeline.packs.flows import FlowSpecError
 from pipeline.values.normalizers import NORMALIZERS
 
 GENERATOR = "make-workflow-packs"
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
 SLOT_TYPES = sorted(set(NORMALIZERS))
 
 
@@ -34,20 +37,51 @@ def _order(workflow: PdlWorkflow) -> list[str]:
     return order
 
 
+def _closest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_names(workflow: PdlWorkflow) -> None:
+    """Names are checked where they are written, never left to fail in clingo or the planner."""
+    if not _NAME.fullmatch(workflow.domain):
+        raise FlowSpecError(f"domain {workflow.domain!r} is not a pack name (lower case letters, digits and _: "
+                            f"{re.sub(r'[^a-z0-9_]+', '_', workflow.domain.lower())!r} would do)", "domain")
+    if not _NAME.fullmatch(workflow.name):
+        raise FlowSpecError(f"{workflow.domain}: workflow name {workflow.name!r} is not a goal name (lower case "
+                            f"letters, digits and _)", "name")
+    for group, nodes in (("slots", workflow.slots), ("apis", workflow.apis), ("answers", workflow.answers)):
+        for i, node in enumerate(nodes):
+            if not _NAME.fullmatch(node.name):
+                raise FlowSpecError(f"{workflow.domain}: {group[:-1]} name {node.name!r} is not lower case letters, "
+                                    f"digits and _", f"{group}.{i}.name")
+
+
 def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
+    _check_names(workflow)
     slots = {slot.name: slot for slot in workflow.slots}
-    untyped = [name for name, slot in slots.items() if slot.type not in NORMALIZERS]
-    if untyped:
-        raise FlowSpecError(f"{workflow.domain}: slots {', '.join(untyped)} need a `type:` "
-                            f"({', '.join(SLOT_TYPES)})")
+    for i, slot in enumerate(workflow.slots):
+        if slot.type is None:
+            raise FlowSpecError(f"{workflow.domain}: slot {slot.name} needs a `type:` ({', '.join(SLOT_TYPES)})",
+                                f"slots.{i}")
+        if slot.type not in NORMALIZERS:
+            raise FlowSpecError(f"{workflow.domain}: slot {slot.name}: unknown type {slot.type!r}"
+                                f"{_closest(slot.type, SLOT_TYPES)} (known: {', '.join(SLOT_TYPES)})", f"slots.{i}.type")
     produced_by = {item: api.name for api in workflow.apis for item in api.response}
-    for api in workflow.apis:
+    api_names = [api.name for api in workflow.apis]
+    for i, api in enumerate(workflow.apis):
         if len(api.response) != 1:
-            raise FlowSpecError(f"{workflow.domain}: API {api.name} must return one item, not {api.response}")
+            raise FlowSpecError(f"{workflow.domain}: API {api.name} must return one item, not {api.response}",
+                                f"apis.{i}.response")
         unknown = [i for i in api.request if i not in slots and i not in produced_by]
         if unknown:
             raise FlowSpecError(f"{workflow.domain}: API {api.name} takes {', '.join(unknown)}, which no slot "
-                                f"gives and no API returns")
+                                f"gives and no API returns{_closest(unknown[0], [*slots, *produced_by])}",
+                                f"apis.{i}.request")
+        for before in api.precondition:
+            if before not in api_names:
+                raise FlowSpecError(f"{workflow.domain}: API {api.name} has precondition {before!r}, which is no "
+                                    f"API of the workflow{_closest(before, api_names)}", f"apis.{i}.precondition")
     order = _order(workflow)
     api_names = {api.name for api in workflow.apis}
     apis = {api.name: {"arguments": list(api.request), "produces": api.response[0], "description": api.description,
@@ -56,7 +90,8 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
             for api in workflow.apis}
     arguments = {}
     for name, slot in slots.items():
-        argument = {"description": slot.description or name.replace("_", " "), "normalizer": slot.type}
+        argument = {"description": slot.description or name.replace("_", " "), "normalizer": slot.type,
+                    **({"question": slot.question} if slot.question else {})}
         if slot.values:
             argument.update(values=slot.values, synonyms=slot.synonyms)
         arguments[name] = argument
@@ -73,6 +108,16 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
     return {"name": workflow.domain, "description": (workflow.description + "\n" + workflow.procedure).strip(),
             "max_goals": 1, "out_of_scope": workflow.out_of_scope, "goals": goals, "apis": apis, "arguments": arguments,
             "errors": dict(GENERIC_ERRORS), **({"http_base_url": workflow.http_base_url} if workflow.http_base_url else {})}
+
+
+def read_workflow(path: Path) -> PdlWorkflow:
+    """A typed PDL workflow file, read strictly and checked, every problem as `file:line: ...`."""
+    workflow, lines = load_pdl_workflow(path)
+    try:
+        workflow_pack_spec(workflow)
+    except FlowSpecError as exc:
+        raise located(exc, path, lines) from None
+    return workflow
 
 
 def make_workflow_pack(root: Path, workflow: PdlWorkflow, source: str) -> dict[str, Path]:

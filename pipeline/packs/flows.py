@@ -53,7 +53,12 @@ class FlowDomain(BaseModel):
 
 
 class FlowSpecError(ValueError):
-    """A flow spec that cannot give plans: the message names the domain, intent, step and API."""
+    """A flow spec that cannot give plans: the message names the domain, intent, step and API; `key` is
+    the dotted spec key it is about (`slots.2.type`), so that a loader can point at its line."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")

@@ -6,6 +6,7 @@ YAML keys are kept so that `nesyplan validate` can point at the line that is wro
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from contextlib import contextmanager
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.packs.flows import FlowDomain
 
@@ -42,6 +43,12 @@ def using_packs_root(root: Path):
             os.environ["NESYPLAN_PACKS_DIR"] = before
 
 
+class StrictModel(BaseModel):
+    """A key the format does not have is an error (a typo such as `synonym:` would otherwise drop its
+    content without a word)."""
+    model_config = ConfigDict(extra="forbid")
+
+
 class PackError(Exception):
     """A pack that cannot be loaded; `problems` holds (file, line, message) for each reason."""
 
@@ -50,7 +57,7 @@ class PackError(Exception):
         self.problems = problems or [("", None, message)]
 
 
-class Goal(BaseModel):
+class Goal(StrictModel):
     api: str
     description: str
     examples: list[str] = []
@@ -59,7 +66,7 @@ class Goal(BaseModel):
     internal: bool = Field(False, description="one step of a workflow goal: never asked for by itself")
 
 
-class HttpBinding(BaseModel):
+class HttpBinding(StrictModel):
     """How the `http` executor carries an API out: a request under the pack's base URL; the call's output
     is one field of the JSON answer."""
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
@@ -69,7 +76,7 @@ class HttpBinding(BaseModel):
     output: str = Field(description="the field of the JSON answer that is the call's output")
 
 
-class Api(BaseModel):
+class Api(StrictModel):
     arguments: list[str] = Field([], description="every argument it takes, in call order (optional ones too)")
     produces: str
     description: str = ""
@@ -84,8 +91,10 @@ class Api(BaseModel):
     http: HttpBinding | None = None
 
 
-class ArgumentType(BaseModel):
+class ArgumentType(StrictModel):
     description: str = ""
+    question: str | None = Field(None, description="what the agent asks when the value is missing (else a "
+                                                   "sentence made from the description)")
     normalizer: str
     values: list[str] = []
     synonyms: dict[str, list[str]] = {}
@@ -93,14 +102,14 @@ class ArgumentType(BaseModel):
     accepts_output: list[str] = []
 
 
-class IrExtra(BaseModel):
+class IrExtra(StrictModel):
     description: str
     gives: list[str]
     normalizer: str = Field(description="how its words are read: 'period' or 'full_name'")
     examples: list[str] = []
 
 
-class PackSpec(BaseModel):
+class PackSpec(StrictModel):
     """pack.yaml as written."""
 
     name: str
@@ -196,14 +205,43 @@ class Pack(BaseModel):
         return "\n".join(lines) + "\n"
 
 
-def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
+def key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
+    """Dotted key (list items by index: `slots.2.type`) -> its 1-based line in the YAML text."""
     lines: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             dotted = f"{prefix}.{key.value}" if prefix else str(key.value)
             lines[dotted] = key.start_mark.line + 1
-            lines.update(_key_lines(value, dotted))
+            lines.update(key_lines(value, dotted))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            dotted = f"{prefix}.{i}" if prefix else str(i)
+            lines[dotted] = item.start_mark.line + 1
+            lines.update(key_lines(item, dotted))
     return lines
+
+
+def line_of(lines: dict[str, int], dotted: str) -> int:
+    """The key's line, or its nearest parent's; the document's first line for a missing top-level key."""
+    return next((lines[k] for k in _prefixes(dotted) if k in lines), 1)
+
+
+def validation_problems(exc: ValidationError, lines: dict[str, int], known_keys: list[str]) -> list[tuple[int, str]]:
+    """(line, message) for each error of a YAML document's validation; an unknown key names the closest
+    key the format has."""
+    out = []
+    for err in exc.errors():
+        dotted = ".".join(str(p) for p in err["loc"])
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(str(err["loc"][-1]), known_keys, n=1)
+            message = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
+        out.append((line_of(lines, dotted), f"{dotted}: {message}"))
+    return out
+
+
+def model_keys(*models: type[BaseModel]) -> list[str]:
+    return sorted({name for model in models for name in model.model_fields})
 
 
 def pack_names() -> list[str]:
@@ -248,29 +286,24 @@ def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         raise PackError(f"{yaml_path}: invalid YAML: {exc}", [(str(yaml_path), line, f"invalid YAML: {exc}")])
-    key_lines = _key_lines(node) if node is not None else {}
+    lines = key_lines(node)
     try:
         spec = PackSpec.model_validate(raw or {})
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            dotted = ".".join(str(p) for p in err["loc"])
-            # The key's line, or its nearest parent's; a missing top-level key is the document's (line 1).
-            line = next((key_lines[k] for k in _prefixes(dotted) if k in key_lines), 1)
-            problems.append((str(yaml_path), line, f"{dotted}: {err['msg']}"))
-        raise PackError(f"{yaml_path}: invalid pack", problems)
-    problems = [(str(yaml_path), next((key_lines[k] for k in _prefixes(key) if k in key_lines), 1), message)
-                for key, message in _broken_references(spec)]
+        problems = [(str(yaml_path), line, message) for line, message in
+                    validation_problems(exc, lines, model_keys(PackSpec, Goal, Api, HttpBinding, ArgumentType, IrExtra))]
+        raise PackError(f"{yaml_path}: {problems[0][2]}", problems)
+    problems = [(str(yaml_path), line_of(lines, key), message) for key, message in _broken_references(spec)]
     if problems:
         raise PackError(f"{yaml_path}: {problems[0][2]}", problems)
     if spec.name != name:
         raise PackError(f"{yaml_path}: name {spec.name!r} differs from its folder {name!r}",
-                        [(str(yaml_path), key_lines.get("name", 1), f"name {spec.name!r} is not the folder {name!r}")])
+                        [(str(yaml_path), lines.get("name", 1), f"name {spec.name!r} is not the folder {name!r}")])
     return Pack(spec=spec, yaml_path=yaml_path,
                 rule_files=sorted((root / "asp_rules" / name).glob("*.lp")),
                 domain_pddl=root / "pddl" / name / "domain.pddl",
                 examples_dir=yaml_path.parent / "examples",
-                key_lines=key_lines)
+                key_lines=lines)
 
 
 def _broken_references(spec: PackSpec) -> list[tuple[str, str]]:

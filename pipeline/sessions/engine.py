@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from pipeline.packs.pack import Pack, load_pack
+from pipeline.packs.pack import ArgumentType, Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
@@ -21,6 +21,25 @@ from pipeline.stages.check import check_ir
 from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
+
+
+def question_for(argument: str, spec: ArgumentType | None) -> str:
+    """What the agent asks for a missing value: the pack's `question:`, else a sentence from the argument's
+    name and description, without the description's own brackets or lists (they read as a raw dump), and
+    with a closed list's values spelt out.
+
+    >>> question_for("source", ArgumentType(normalizer="choice", values=["card", "bank"],
+    ...                                     description="where the money comes from (app balance, ...)"))
+    'Please tell me the source (where the money comes from; card or bank).'
+    """
+    if spec is not None and spec.question:
+        return spec.question
+    words = argument.replace("_", " ")
+    about = re.split(r"\s*(?:[(\[:]|\be\.g\.|\bsuch as\b)", spec.description)[0].strip(" .;,") if spec else ""
+    about = "" if about.lower() == words else about
+    values = f"{', '.join(spec.values[:-1])} or {spec.values[-1]}" if spec and 1 < len(spec.values) <= 6 else ""
+    detail = "; ".join(part for part in (about, values) if part)
+    return f"Please tell me the {words}" + (f" ({detail})" if detail else "") + "."
 
 
 def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
@@ -247,7 +266,7 @@ class SessionEngine:
         state.pending = (workflow_goal_id(goal_id or "g1", {g.goal_id for g in state.goals}), argument)
         state.asked.append(argument)
         spec = pack.spec.arguments.get(argument)
-        question = f"Please tell me the {argument.replace('_', ' ')}" + (f" ({spec.description})" if spec else "") + "."
+        question = question_for(argument, spec)
         unreadable = run.materialized.unreadable if run.materialized else []
         if unreadable:
             question = f"I could not read {', '.join(repr(w) for w in unreadable)}. " + question

@@ -167,3 +167,41 @@ def test_a_mutated_pack_is_a_pack_error_with_file_and_line_never_a_traceback(pac
     problems = validate_pack("restaurant_reservation")  # loads: the validator reports, never raises
     assert all(p.message for p in problems)
 
+
+
+SPEC_YAML = (PROJECT_ROOT / "domains" / "_specs" / "restaurant_reservation.pdl.yaml").read_text()
+SPEC_PATHS = [p for p in _paths(yaml.safe_load(SPEC_YAML)) if p]
+
+
+@st.composite
+def _mutated_spec(draw):
+    if draw(st.booleans()):
+        data = copy.deepcopy(yaml.safe_load(SPEC_YAML))
+        path = draw(st.sampled_from(SPEC_PATHS))
+        parent = data
+        for part in path[:-1]:
+            parent = parent[part]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(_junk)
+        return yaml.safe_dump(data, sort_keys=False)
+    at = draw(st.integers(0, len(SPEC_YAML)))
+    return SPEC_YAML[:at] + draw(st.text(max_size=20)) + SPEC_YAML[at + draw(st.integers(0, 20)):]
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=_mutated_spec())
+def test_a_mutated_workflow_spec_is_refused_at_a_line_or_read_never_a_traceback(tmp_path, text):
+    from pipeline.authoring.workflow_packs import read_workflow
+    from pipeline.packs.flows import FlowSpecError
+
+    path = tmp_path / "spec.pdl.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        read_workflow(path)
+    except FlowSpecError as exc:
+        for line in str(exc).splitlines():
+            if line.startswith(str(path)):  # each problem begins at its file:line (a message may wrap)
+                assert int(line[len(str(path)) + 1:].split(":")[0]) >= 1, line
+        assert str(exc).startswith(f"{path}:"), str(exc)
