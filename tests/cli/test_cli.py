@@ -132,3 +132,20 @@ def test_bench_without_a_dataset_says_so():
     result = runner.invoke(app, ["bench", "--path", "symbolic"])
     assert result.exit_code == 2
     assert "--dataset" in result.output
+
+
+def test_plan_file_plans_every_line_in_one_process_and_reports_a_bad_line(tmp_path):
+    requests = tmp_path / "requests.jsonl"
+    lines = [{"query": "expenses last month", "today": "2024-03-10",
+              "ir": '_goal(g1, expense_report). _period(g1, "last month").\n'},
+             "not a request",
+             {"query": "the sales for q1", "today": "2024-05-02", "ir": '_goal(g1, invoice_sales_report). _period(g1, "q1").\n'}]
+    requests.write_text("\n".join(json.dumps(x) if isinstance(x, dict) else x for x in lines) + "\n")
+    result = runner.invoke(app, ["plan", "--file", str(requests)])
+    assert result.exit_code == 2  # line 2 is no request
+    runs = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [r["query"] for r in runs] == ["expenses last month", "the sales for q1"]
+    assert runs[0]["plan"]["calls"][0]["args"]["end_date"]["value"] == "02/29/2024"
+    assert runs[1]["today"] == "2024-05-02" and runs[1]["status"] == "succeeded"
+    assert f"{requests}:2:" in result.stderr
+    assert runner.invoke(app, ["plan", "a request", "--file", str(requests)]).exit_code == 2  # one or the other
