@@ -99,3 +99,14 @@ def test_a_broken_pack_is_refused_at_its_line(tmp_path, old, new, needle, messag
     # every problem is reported; the one about this mistake names it at its line
     assert (str(path), _line(text, needle)) in {(f, line) for f, line, said in refused.value.problems
                                                 if message in said}, refused.value.problems
+
+
+def test_a_misspelt_synonyms_key_is_refused_not_dropped(tmp_path):
+    text = (ROOT / "domains" / "_specs" / "bank_transfer.pdl.yaml").read_text(encoding="utf-8")
+    assert "synonyms: {checking:" in text
+    text = text.replace("synonyms: {checking:", "synonym: {checking:", 1)
+    path = tmp_path / "bank.pdl.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FlowSpecError, match=rf"{re.escape(str(path))}:{_line(text, 'synonym: {')}: slots\.2\.synonym: "
+                                            r"unknown key \(did you mean 'synonyms'\?\)"):
+        read_workflow(path)
