@@ -76,6 +76,20 @@ def generic_rules(name: str, arguments: list[str], generator: str) -> dict[str, 
             for part in ("ir_to_domain", "normalize", "constraints")}
 
 
+def typed_call_pack_files(spec: dict, generator: str) -> tuple[dict[str, str], str]:
+    """A call pack whose arguments each have their own normaliser (typed PDL, SGD): the call pack's files,
+    with day arguments read against `today` (a `future_date` as the coming day)."""
+    rules, pddl = call_pack_files(spec, generator)
+
+    def typed(normalizer: str) -> list[str]:
+        return [name for name, a in spec["arguments"].items() if a["normalizer"] == normalizer]
+
+    rules["normalize.lp"] = render("normalize.lp.j2", name=spec["name"], generator=generator,
+                                   arguments=list(spec["arguments"]), date_arguments=typed("date"),
+                                   future_date_arguments=typed("future_date"))
+    return rules, pddl
+
+
 def call_pack_files(spec: dict, generator: str) -> tuple[dict[str, str], str]:
     """Rules and domain PDDL of a pack whose goals each call one API (the quickbooks shape)."""
     name = spec["name"]

@@ -33,7 +33,7 @@ def test_a_slot_without_a_type_or_an_input_nothing_gives_is_rejected():
     spec = workflow("bank_transfer")
     untyped = spec.model_copy(update={"slots": [s.model_copy(update={"type": None}) if s.name == "amount" else s
                                                 for s in spec.slots]})
-    with pytest.raises(FlowSpecError, match="amount need a `type:`"):
+    with pytest.raises(FlowSpecError, match="slot amount needs a `type:`"):
         workflow_pack_spec(untyped)
     orphan = spec.model_copy(update={"apis": [a.model_copy(update={"request": [*a.request, "pin"]})
                                               if a.name == "make_transfer" else a for a in spec.apis]})

@@ -125,10 +125,11 @@ _junk = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.text(
 
 
 @st.composite
-def _mutated_pack(draw):
+def _mutated_pack(draw, base: str = PACK_YAML, paths: list = PACK_PATHS):
+    """A YAML document mutated: a value replaced by junk or a key dropped, or bytes inserted anywhere."""
     if draw(st.booleans()):  # a structural change: a value replaced by junk, or a key dropped
-        data = copy.deepcopy(yaml.safe_load(PACK_YAML))
-        path = draw(st.sampled_from(PACK_PATHS))
+        data = copy.deepcopy(yaml.safe_load(base))
+        path = draw(st.sampled_from(paths))
         parent = data
         for part in path[:-1]:
             parent = parent[part]
@@ -137,8 +138,8 @@ def _mutated_pack(draw):
         else:
             parent[path[-1]] = draw(_junk)
         return yaml.safe_dump(data, sort_keys=False)
-    at = draw(st.integers(0, len(PACK_YAML)))  # a textual change: bytes inserted anywhere
-    return PACK_YAML[:at] + draw(st.text(max_size=20)) + PACK_YAML[at + draw(st.integers(0, 20)):]
+    at = draw(st.integers(0, len(base)))  # a textual change: bytes inserted anywhere
+    return base[:at] + draw(st.text(max_size=20)) + base[at + draw(st.integers(0, 20)):]
 
 
 @pytest.fixture(scope="module")
@@ -173,25 +174,8 @@ SPEC_YAML = (PROJECT_ROOT / "domains" / "_specs" / "restaurant_reservation.pdl.y
 SPEC_PATHS = [p for p in _paths(yaml.safe_load(SPEC_YAML)) if p]
 
 
-@st.composite
-def _mutated_spec(draw):
-    if draw(st.booleans()):
-        data = copy.deepcopy(yaml.safe_load(SPEC_YAML))
-        path = draw(st.sampled_from(SPEC_PATHS))
-        parent = data
-        for part in path[:-1]:
-            parent = parent[part]
-        if draw(st.booleans()) and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = draw(_junk)
-        return yaml.safe_dump(data, sort_keys=False)
-    at = draw(st.integers(0, len(SPEC_YAML)))
-    return SPEC_YAML[:at] + draw(st.text(max_size=20)) + SPEC_YAML[at + draw(st.integers(0, 20)):]
-
-
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(text=_mutated_spec())
+@given(text=_mutated_pack(SPEC_YAML, SPEC_PATHS))
 def test_a_mutated_workflow_spec_is_refused_at_a_line_or_read_never_a_traceback(tmp_path, text):
     from pipeline.authoring.workflow_packs import read_workflow
     from pipeline.packs.flows import FlowSpecError
