@@ -23,17 +23,25 @@ from pipeline.packs.flows import (FlowApi, FlowDomain, FlowSpecError, FlowStep, 
 def load_flow_domains(path: Path, info_path: Path | None = None) -> list[FlowDomain]:
     """Read `domains:` from a flows spec (and, optionally, intent descriptions and example requests
     from a second file with the same `domains: {name: {intents: {intent: {description, examples}}}}`)."""
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    text = Path(path).read_text(encoding="utf-8")
+    raw, lines = yaml.safe_load(text) or {}, key_lines(yaml.compose(text))
     info = (yaml.safe_load(Path(info_path).read_text(encoding="utf-8")) or {}) if info_path else {}
     domains = []
     for name, body in (raw.get("domains") or {}).items():
         extra = ((info.get("domains") or {}).get(name) or {})
+        unknown = sorted(set(body or {}) - {"apis", "intents"})
+        if unknown:
+            raise FlowSpecError(f"{path}:{line_of(lines, f'domains.{name}.{unknown[0]}')}: domains.{name}."
+                                f"{unknown[0]}: unknown key (a domain has apis and intents)")
         try:
             domains.append(FlowDomain(name=name, description=extra.get("description", ""),
                                       apis=body.get("apis") or {}, intents=body.get("intents") or {},
                                       intent_info=extra.get("intents") or {}))
         except ValidationError as exc:
-            raise FlowSpecError(f"{path}: domain {name!r}: {exc}") from None
+            problems = validation_problems(exc, {k.removeprefix(f"domains.{name}."): v for k, v in lines.items()},
+                                           model_keys(FlowApi, FlowStep, IntentInfo) + ["in", "out"])
+            raise FlowSpecError("\n".join(f"{path}:{line}: domain {name!r}: {message}"
+                                          for line, message in problems)) from None
     return domains
 
 
