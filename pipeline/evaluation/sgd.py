@@ -331,10 +331,6 @@ def probe_cases(openings: list[Opening], per_service: int) -> dict[str, list[Ope
     return out
 
 
-def service_packs(services: list[SgdService]) -> dict[str, str]:
-    return {s.service_name: pack_name(s.service_name) for s in services}
-
-
 def load_services(path: Path) -> dict[str, SgdService]:
     return {s.service_name: s for s in load_schema(path)}
 
