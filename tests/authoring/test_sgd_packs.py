@@ -204,3 +204,13 @@ def test_the_web_pages_plan_graph_marks_a_default_as_one(packs):
     svg = str(plan_graph(_plan('_goal(g1, book_grooming).\n_pet_count(g1, "2").\n')))
     assert 'data-defaults="package"' in svg  # pet_count was given: no default
     assert "pet_count = 2\npackage = Basic (default)</title>" in svg
+
+
+def test_every_service_is_checked_before_any_pack_is_written(tmp_path):
+    services = json.loads(SCHEMA.read_text())
+    services[1]["intents"][0]["required_slots"].append("frosting")  # the second service is broken
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(services))
+    with pytest.raises(SgdSchemaError, match="Bakery_1: intent OrderCake: required slot 'frosting'"):
+        import_services(path, tmp_path / "out")
+    assert not (tmp_path / "out" / "domains").exists()  # not even the first service's pack
