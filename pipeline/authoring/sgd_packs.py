@@ -35,12 +35,12 @@ import yaml
 from pydantic import Field, ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
+from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
                                        pack_name, snake)
 from pipeline.values.normalizers import NORMALIZERS
 
 GENERATOR = "import-sgd"
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
 # Names the generated PDDL and IR already use: a slot or intent named so would collide with them.
 RESERVED = {"goal", "call", "var", "argtype", "object", "either", "and", "or", "not", "get_info_api"}
 BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
@@ -104,10 +104,10 @@ def infer_normalizer(slot: SgdSlot) -> str:
 def _check_names(service: SgdService) -> None:
     slots = [s.name for s in service.slots]
     where = service.service_name
-    if not _NAME.fullmatch(pack_name(service.service_name)):
+    if not NAME.fullmatch(pack_name(service.service_name)):
         raise SgdSchemaError(f"{where}: the service name does not make a pack name (letters, digits and _)")
     for slot in service.slots:
-        if not _NAME.fullmatch(slot.name) or slot.name in RESERVED:
+        if not NAME.fullmatch(slot.name) or slot.name in RESERVED:
             raise SgdSchemaError(f"{where}: slot {slot.name!r}: a slot name is lower case letters, digits and _, "
                                  f"and none of {', '.join(sorted(RESERVED))}")
         if slot.type is not None and slot.type not in NORMALIZERS:
@@ -119,7 +119,7 @@ def _check_names(service: SgdService) -> None:
     made: dict[str, str] = {}
     for intent in service.intents:
         goal = snake(intent.name)
-        if not _NAME.fullmatch(goal) or goal in RESERVED:
+        if not NAME.fullmatch(goal) or goal in RESERVED:
             raise SgdSchemaError(f"{where}: intent {intent.name!r} does not make a goal name ({goal!r})")
         if goal in made:
             raise SgdSchemaError(f"{where}: intents {made[goal]!r} and {intent.name!r} make the same goal {goal!r}")

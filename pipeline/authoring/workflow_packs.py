@@ -9,17 +9,16 @@ an argument: an opening message that gives it ("a table for 4 at 8pm") is never 
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 
 from pipeline.authoring.flow_packs import PdlWorkflow, load_pdl_workflow, located
 from pipeline.authoring.writer import GENERIC_ERRORS, typed_call_pack_files, write_validated_pack
 from pipeline.packs.flows import FlowSpecError
+from pipeline.packs.pack import NAME, did_you_mean
 from pipeline.values.normalizers import NORMALIZERS
 
 GENERATOR = "make-workflow-packs"
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
 SLOT_TYPES = sorted(set(NORMALIZERS))
 
 
@@ -37,22 +36,17 @@ def _order(workflow: PdlWorkflow) -> list[str]:
     return order
 
 
-def _closest(name: str, known) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def _check_names(workflow: PdlWorkflow) -> None:
     """Names are checked where they are written, never left to fail in clingo or the planner."""
-    if not _NAME.fullmatch(workflow.domain):
+    if not NAME.fullmatch(workflow.domain):
         raise FlowSpecError(f"domain {workflow.domain!r} is not a pack name (lower case letters, digits and _: "
                             f"{re.sub(r'[^a-z0-9_]+', '_', workflow.domain.lower())!r} would do)", "domain")
-    if not _NAME.fullmatch(workflow.name):
+    if not NAME.fullmatch(workflow.name):
         raise FlowSpecError(f"{workflow.domain}: workflow name {workflow.name!r} is not a goal name (lower case "
                             f"letters, digits and _)", "name")
     for group, nodes in (("slots", workflow.slots), ("apis", workflow.apis), ("answers", workflow.answers)):
         for i, node in enumerate(nodes):
-            if not _NAME.fullmatch(node.name):
+            if not NAME.fullmatch(node.name):
                 raise FlowSpecError(f"{workflow.domain}: {group[:-1]} name {node.name!r} is not lower case letters, "
                                     f"digits and _", f"{group}.{i}.name")
 
@@ -66,7 +60,7 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
                                 f"slots.{i}")
         if slot.type not in NORMALIZERS:
             raise FlowSpecError(f"{workflow.domain}: slot {slot.name}: unknown type {slot.type!r}"
-                                f"{_closest(slot.type, SLOT_TYPES)} (known: {', '.join(SLOT_TYPES)})", f"slots.{i}.type")
+                                f"{did_you_mean(slot.type, SLOT_TYPES)} (known: {', '.join(SLOT_TYPES)})", f"slots.{i}.type")
     produced_by = {item: api.name for api in workflow.apis for item in api.response}
     api_names = [api.name for api in workflow.apis]
     for i, api in enumerate(workflow.apis):
@@ -76,12 +70,12 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
         unknown = [i for i in api.request if i not in slots and i not in produced_by]
         if unknown:
             raise FlowSpecError(f"{workflow.domain}: API {api.name} takes {', '.join(unknown)}, which no slot "
-                                f"gives and no API returns{_closest(unknown[0], [*slots, *produced_by])}",
+                                f"gives and no API returns{did_you_mean(unknown[0], [*slots, *produced_by])}",
                                 f"apis.{i}.request")
         for before in api.precondition:
             if before not in api_names:
                 raise FlowSpecError(f"{workflow.domain}: API {api.name} has precondition {before!r}, which is no "
-                                    f"API of the workflow{_closest(before, api_names)}", f"apis.{i}.precondition")
+                                    f"API of the workflow{did_you_mean(before, api_names)}", f"apis.{i}.precondition")
     order = _order(workflow)
     api_names = {api.name for api in workflow.apis}
     apis = {api.name: {"arguments": list(api.request), "produces": api.response[0], "description": api.description,

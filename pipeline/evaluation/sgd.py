@@ -153,17 +153,14 @@ def renamed(opening: Opening, service: SgdService, names: dict[str, str]) -> Ope
 
 
 def renamed_conversation(case: Conversation, service: SgdService, names: dict[str, str]) -> Conversation:
+    api_names = {snake(old): snake(new) for old, new in names.items()}  # a recorded call names its pack API
     return Conversation(opening=renamed(case.opening, service, names),
                         target={names[k]: v for k, v in case.target.items()},
                         answers={names[k]: v for k, v in case.answers.items()},
-                        recorded=[RecordedCall(api=snake(names.get(_operation(c.api, names), c.api)),
+                        recorded=[RecordedCall(api=api_names.get(c.api, c.api),
                                                args={names[k]: v for k, v in c.args.items()},
                                                results=[{names.get(k, k): v for k, v in r.items()} for r in c.results])
                                   for c in case.recorded])
-
-
-def _operation(api: str, names: dict[str, str]) -> str:
-    return next((name for name in names if snake(name) == api), api)
 
 
 # --- scoring -------------------------------------------------------------------------------------------
@@ -187,13 +184,12 @@ class OpeningResult(BaseModel):
 def score_opening(opening: Opening, run, pack) -> OpeningResult:
     """One opening's plan (a Run, pipeline's or baseline's) against its gold."""
     api = pack.api_of_operation(opening.intent)
-    required, _optional = [], {}
+    required = []
     if api is not None:
         spec = pack.spec.apis[api]
         required = [a for a in spec.arguments if a not in spec.optional]
     calls = run.plan.calls if run.plan is not None else []
     goal_right = len(calls) == 1 and calls[0].api == api
-    normalizers = {name: a.normalizer for name, a in pack.spec.arguments.items()}
     given = {a: arg.value for c in calls for a, arg in c.args.items() if arg.value is not None and not arg.default}
     asked = {a for c in calls for a, arg in c.args.items() if arg.get_info}
     result = OpeningResult(dialogue_id=opening.dialogue_id, service=opening.service, exact=False, goal_right=goal_right,
@@ -202,7 +198,7 @@ def score_opening(opening: Opening, run, pack) -> OpeningResult:
     for slot, value in given.items():
         if slot not in opening.values:
             result.invented.append(f"{slot}={value!r}")
-        elif same_value(normalizers.get(slot, "title_text"), value, opening.values[slot]):
+        elif same_value(pack.normalizers.get(slot, "title_text"), value, opening.values[slot]):
             result.true_values += 1
         else:
             result.wrong.append(f"{slot}={value!r} (gold {opening.values[slot]!r})")
@@ -246,10 +242,9 @@ def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: C
             message = case.answers.get(str(answer.get("slot")), NOT_GIVEN)
         elif reply_kind == "confirm":
             message = "Yes, that's right."
-    normalizers = {name: a.normalizer for name, a in pack.spec.arguments.items()}
     optional = pack.spec.apis[api].optional if api else {}
     calls = executed()
-    success = any(name == api and same_call(normalizers, optional, args, case.target) for name, args in calls)
+    success = any(name == api and same_call(pack.normalizers, optional, args, case.target) for name, args in calls)
     return ConversationResult(dialogue_id=case.opening.dialogue_id, service=case.opening.service, success=success,
                               turns=len(seconds), asked=asked, seconds=seconds,
                               executed=[f"{n}({', '.join(f'{k}={v}' for k, v in a.items())})" for n, a in calls],
@@ -262,10 +257,7 @@ def executed_values(state) -> list[tuple[str, dict[str, str]]]:
     for call in state.executed:
         args = {}
         for name, value in call.args.items():
-            if isinstance(value, dict):
-                source = state.executed[value["ref"]]
-                value = source.fields.get(name, source.output)
-            args[name] = str(value)
+            args[name] = state.executed[value["ref"]].value_for(name) if isinstance(value, dict) else str(value)
         out.append((call.api, args))
     return out
 
@@ -280,15 +272,17 @@ def summarize(openings: list[OpeningResult], probes: list[tuple[str, bool, float
               conversations: list[ConversationResult], seen: set[str]) -> dict:
     """Figures per service, for services seen in train and not, and overall."""
     groups: dict[str, dict[str, list]] = defaultdict(lambda: {"openings": [], "probes": [], "conversations": []})
-    for r in openings:
-        for key in (r.service, "seen" if r.service in seen else "unseen", "all"):
-            groups[key]["openings"].append(r)
-    for service, was_refused, seconds in probes:
+
+    def add(kind: str, service: str, item) -> None:  # to its service, its side of train, and all
         for key in (service, "seen" if service in seen else "unseen", "all"):
-            groups[key]["probes"].append((was_refused, seconds))
+            groups[key][kind].append(item)
+
+    for r in openings:
+        add("openings", r.service, r)
+    for service, was_refused, seconds in probes:
+        add("probes", service, (was_refused, seconds))
     for r in conversations:
-        for key in (r.service, "seen" if r.service in seen else "unseen", "all"):
-            groups[key]["conversations"].append(r)
+        add("conversations", r.service, r)
     out = {}
     for key, g in groups.items():
         o, p, c = g["openings"], g["probes"], g["conversations"]

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pipeline.packs.flows import FlowDomain
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-_NAME = re.compile(r"[a-z][a-z0-9_]*")
+NAME = re.compile(r"[a-z][a-z0-9_]*")  # a pack, goal, API or argument name
 
 
 def packs_root() -> Path:
@@ -142,6 +142,11 @@ class Pack(BaseModel):
         return self.spec.name
 
     @cached_property
+    def normalizers(self) -> dict[str, str]:
+        """argument -> the normaliser that reads it."""
+        return {name: spec.normalizer for name, spec in self.spec.arguments.items()}
+
+    @cached_property
     def flow_domain(self) -> FlowDomain | None:
         """A flow pack's APIs and flows, or None for a pack of single calls."""
         if self.spec.flow is None:
@@ -234,10 +239,15 @@ def validation_problems(exc: ValidationError, lines: dict[str, int], known_keys:
         dotted = ".".join(str(p) for p in err["loc"])
         message = err["msg"]
         if err["type"] == "extra_forbidden":
-            close = difflib.get_close_matches(str(err["loc"][-1]), known_keys, n=1)
-            message = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
+            message = "unknown key" + did_you_mean(str(err["loc"][-1]), known_keys)
         out.append((line_of(lines, dotted), f"{dotted}: {message}"))
     return out
+
+
+def did_you_mean(name: str, known) -> str:
+    """' (did you mean 'x'?)' for the closest known name, or ''."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def model_keys(*models: type[BaseModel]) -> list[str]:
@@ -263,7 +273,7 @@ def examples(domain: str) -> list[tuple[str, str, str]]:
 
 def load_pack(name: str) -> Pack:
     """Load a pack by name; raise PackError naming the file and line of what is wrong."""
-    if not _NAME.fullmatch(name or ""):
+    if not NAME.fullmatch(name or ""):
         raise PackError(f"unknown domain {name!r}: a domain name is lower case letters, digits and _")
     root = packs_root()
     yaml_path = root / "domains" / name / "pack.yaml"

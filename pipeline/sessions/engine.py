@@ -255,8 +255,7 @@ class SessionEngine:
             if isinstance(value, dict):
                 if not 0 <= value["ref"] < len(state.executed):  # the controller's dependency check
                     raise ExecutionError(f"{api} takes {argument} from a call that has not run")
-                source = state.executed[value["ref"]]
-                value = source.fields.get(argument, source.output)  # a record's field of the same name
+                value = state.executed[value["ref"]].value_for(argument)
             values[argument] = value
         state.executed.append(executed_call(api, args, executor.call(api, values), turn))
         return len(state.executed) - 1

@@ -72,9 +72,9 @@ class ReplayExecutor(SimulatedExecutor):
 
     def call(self, api: str, args: dict[str, str]) -> str | dict[str, str]:
         spec = self.pack.spec.apis.get(api)
-        normalizers = {name: a.normalizer for name, a in self.pack.spec.arguments.items()}
         for known in self.recorded:
-            if known.api == api and spec is not None and same_call(normalizers, spec.optional, args, known.args):
+            if known.api == api and spec is not None and same_call(self.pack.normalizers, spec.optional, args,
+                                                                   known.args):
                 if known.results:
                     return dict(known.results[0])
                 break

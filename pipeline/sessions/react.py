@@ -99,8 +99,7 @@ class ReactAgent:
             match = re.fullmatch(r"\$(\d+)", text.strip())
             if match and int(match.group(1)) < len(state.executed):
                 args[name] = {"ref": int(match.group(1))}
-                source = state.executed[int(match.group(1))]
-                values[name] = source.fields.get(name, source.output)
+                values[name] = state.executed[int(match.group(1))].value_for(name)
             else:
                 args[name] = values[name] = text
         api = str(action.get("api"))

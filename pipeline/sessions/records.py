@@ -25,6 +25,11 @@ class ExecutedCall(Call):
                                                    "later argument of the same name takes that field")
     turn: int = Field(description="the user message after which it ran (0: the opening)")
 
+    def value_for(self, argument: str) -> str:
+        """What a later argument taking this call's output receives: the answer's field of its name when
+        the answer is a record, else the whole output."""
+        return self.fields.get(argument, self.output)
+
 
 class Reply(BaseModel):
     kind: Literal["ask", "done", "fail"]

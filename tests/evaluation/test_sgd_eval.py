@@ -38,7 +38,7 @@ def _system(text, service, call=None, results=()):
 DIALOGUES = [
     {"dialogue_id": "t_1", "services": ["Bakery_1"], "turns": [
         _user("I'd like to order a lemon cake", "Bakery_1", "OrderCake", {"cake_flavor": ("lemon", "Lemon")}),
-        _system("When will you pick it up?", "Bakery_1"),
+        _system("Which day suits you for the pickup?", "Bakery_1"),
         _user("on March 5th", "Bakery_1", "OrderCake", {"pickup_date": ("March 5th", "2019-03-05")}),
         _system("Ordered.", "Bakery_1", ("OrderCake", {"cake_flavor": "Lemon", "pickup_date": "2019-03-05"}),
                 [{"cake_flavor": "Lemon", "pickup_date": "2019-03-05"}]),
