@@ -9,15 +9,38 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
-from pipeline.records import Run
+from pipeline.records import Analysis, Run
 
 console = Console()
+
+
+def show_analysis(analysis: Analysis, out: Console = console) -> None:
+    """The clauses (what each does, its best goals), the goals chosen, and every value reading."""
+    clauses = Table("clause", "act", "best goals", title="analysis: clauses", title_justify="left")
+    for c in analysis.clauses:
+        clauses.add_row(escape(c.text), c.act + (" (refers back)" if c.refers_back else ""),
+                        ", ".join(f"{g['goal']} {g['score']:.2f}" for g in c.goals))
+    out.print(clauses)
+    if analysis.goals:
+        out.print(Panel(escape("\n".join(f"{g['goal']}  {g['score']:.3f}  <- {g.get('source', '')!r}"
+                                         for g in analysis.goals)), title="goals chosen", title_align="left"))
+    values = Table("argument", "words", "value", "p", "kept / why", title="analysis: value readings",
+                   title_justify="left")
+    for v in analysis.values:
+        values.add_row(v.argument, escape(v.text), escape(v.value), "" if v.probability is None else f"{v.probability:.2f}",
+                       "kept" if v.kept else escape(v.why))
+    if analysis.values:
+        out.print(values)
+    heads = ", ".join(k for k, on in analysis.learned.items() if on) or "none"
+    out.print(f"learned heads: {heads}; analysis {analysis.seconds * 1000:.1f} ms")
 
 
 def show_run(run: Run, out: Console = console) -> None:
     """Every artifact of a run, in stage order, then the timings and the outcome."""
     out.rule(f"[bold]{escape(run.query or '(no query)')}[/]  domain={escape(run.domain)} today={escape(run.today)}")
-    if run.shortlist:
+    if run.analysis is not None:
+        show_analysis(run.analysis, out)
+    elif run.shortlist:
         out.print(Panel(escape("\n".join(f"{g['goal']}  {g['score']:.3f}  <- {g.get('source', '')!r}"
                                          for g in run.shortlist)), title="retrieved goals", title_align="left"))
     if run.llm_output is not None:

@@ -108,6 +108,36 @@ class Plan(BaseModel):
                                             "same structure was planned before)")
 
 
+class ClauseAnalysis(BaseModel):
+    text: str
+    act: Literal["asks", "phrase", "tells"] = Field(description="asks (a question, an imperative, a want), phrase "
+                                                    "(a bare noun phrase), tells (context)")
+    refers_back: bool = False
+    goals: list[dict] = Field([], description="the best goals for its words: goal, score")
+
+
+class ValueAnalysis(BaseModel):
+    argument: str
+    text: str = Field(description="the words")
+    start: int
+    end: int
+    value: str = Field(description="what the words read as")
+    source: str = Field("", description="the words it was read in (the request, or one goal's words)")
+    probability: float | None = Field(None, description="the slot head's: these words are this argument's value")
+    kept: bool = True
+    why: str = Field("", description="why it was dropped")
+
+
+class Analysis(BaseModel):
+    """What the language component made of the request, before the LLM writes anything."""
+    clauses: list[ClauseAnalysis] = []
+    goals: list[dict] = Field([], description="the goals chosen, with score, the words they came from and the "
+                                             "words pointed back at")
+    values: list[ValueAnalysis] = []
+    learned: dict[str, bool] = Field({}, description="which learned heads took part (goal, value)")
+    seconds: float = 0.0
+
+
 class Run(BaseModel):
     """One request: every artifact, each stage's wall time, and how it ended."""
 
@@ -123,6 +153,7 @@ class Run(BaseModel):
     constrain: bool = True
     goal_choice: str = "retrieve"
     shortlist: list[dict] = Field([], description="retrieved goals with scores and the words they came from")
+    analysis: Analysis | None = Field(None, description="clauses, goal candidates and value readings")
     prompt: str | None = None
     llm_output: str | None = None
     llm_stats: dict = {}

@@ -43,6 +43,7 @@ def _translate(run: Run, pack: Pack) -> None:
                             constrain=run.constrain, goal_choice=run.goal_choice)
     run.prompt, run.llm_output, run.ir = translation.prompt, translation.raw, translation.ir
     run.shortlist, run.llm_stats = translation.shortlist, {**translation.stats, "attempts": translation.attempts}
+    run.analysis = translation.analysis
 
 
 def _check(run: Run, pack: Pack) -> None:

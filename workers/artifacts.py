@@ -4,6 +4,7 @@ download buttons)."""
 from __future__ import annotations
 
 ARTIFACTS = {
+    "analysis.json": lambda run: run.analysis.model_dump_json(indent=2) if run.analysis else None,
     "prompt.txt": lambda run: run.prompt,
     "llm.txt": lambda run: run.llm_output,
     "ir.lp": lambda run: run.ir,

@@ -66,6 +66,43 @@ def train_retriever_command(domain: str = typer.Option(..., help="domain pack"),
         console.print(f"{key:14} before {report.before[key]}  after {report.after[key]}", markup=False)
 
 
+@app.command("train-language")
+def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/sgd/train"), exists=True, file_okay=False,
+                                                     help="SGD train (schema.json, dialogues_*.json[.gz]); its "
+                                                          "SGD-X re-worded schemas are read from ../sgd_x/vK/"),
+                           out: Optional[Path] = typer.Option(None, help="where the heads go (default: the "
+                                                                          "package's weights/, what runs use)"),
+                           max_dialogues: Optional[int] = typer.Option(None, min=1),
+                           epochs: int = typer.Option(6, min=1),
+                           exclude: list[str] = typer.Option([], help="services not learned from (to measure "
+                                                                      "the heads on services they never saw)"),
+                           json_out: bool = typer.Option(False, "--json")) -> None:
+    """Train the language heads (which goal a text asks for; which span is which argument's value) on SGD
+    train, and print how they do on the turns held out."""
+    from dataclasses import asdict
+
+    from pipeline.language.heads import WEIGHTS
+    from pipeline.language.train import train_language
+
+    try:
+        with err_console.status("training the language heads...", spinner="dots") as status:
+            report = train_language(data, out or WEIGHTS, max_dialogues=max_dialogues, epochs=epochs,
+                                    exclude_services=exclude, progress=lambda m: status.update(m))
+    except (ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(asdict(report), indent=2))
+        return
+    console.print(f"{report.turns} turns in {report.seconds}s", markup=False)
+    for name in ("goal", "slot"):
+        r = getattr(report, name)
+        console.print(f"{name} head: learned from {r.pairs} pairs; held-out turns {r.held_out}; services "
+                      f"not learned from {r.unseen_services or '-'}", markup=False)
+    for path in report.written:
+        console.print(f"wrote {path}", markup=False)
+
+
 @app.command("make-scale-pack")
 def make_scale_pack_command(requests: Path = typer.Option(Path("domains/catalog500/requests.jsonl"),
                                                           help="where to write the benchmark requests")) -> None:

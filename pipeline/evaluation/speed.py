@@ -38,7 +38,10 @@ class Stream:
     tokens: Counter = field(default_factory=Counter)
 
     def add(self, run: Run) -> None:
-        self.timings.append({**run.timings_ms, "total": round(sum(run.timings_ms.values()), 3)})
+        timing = {**run.timings_ms, "total": round(sum(run.timings_ms.values()), 3)}
+        if run.analysis is not None:  # part of translate: the language analysis before the LLM
+            timing["analysis"] = round(run.analysis.seconds * 1000, 3)
+        self.timings.append(timing)
         stats = run.llm_stats or {}
         for key in ("decoded_tokens", "forced_tokens", "new_tokens"):
             self.tokens[key] += stats.get(key, 0)
@@ -46,7 +49,7 @@ class Stream:
         self.outcomes[run.status if run.failure is None else f"failed: {run.failure.kind}"] += 1
 
     def summary(self) -> dict:
-        stages = [s for s in ("translate", *SYMBOLIC_STAGES, "total") if any(s in t for t in self.timings)]
+        stages = [s for s in ("analysis", "translate", *SYMBOLIC_STAGES, "total") if any(s in t for t in self.timings)]
         per_stage = {s: {"p50": round(percentile([t[s] for t in self.timings if s in t], 50), 2),
                          "p90": round(percentile([t[s] for t in self.timings if s in t], 90), 2)} for s in stages}
         return {"requests": len(self.timings), "stages_ms": per_stage,

@@ -17,6 +17,8 @@ import json
 import re
 from datetime import date
 
+from pipeline.language.readings import Reading, Readings
+from pipeline.language.values import link_values
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.values import dates
 from pipeline.values.normalizers import _TITLES, NORMALIZERS, _stem, choice_spans, full_name
@@ -95,9 +97,24 @@ def _without_breakdown(counts: list[tuple[int, int]], values: dict) -> list[tupl
     return counts
 
 
-def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]:
+def value_candidates(pack: Pack, text: str, today: date, record: list[Reading] | None = None) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
-    normaliser reads, and what it reads it as. Free text (an invoice's detail) may be any short span."""
+    normaliser reads, and what it reads it as, less the spans the learned slot head says are no value of
+    that argument (`language.values`). Free text (an invoice's detail) may be any short span. `record`
+    receives every reading, kept or dropped and why."""
+    readings = link_values(pack, text, value_readings(pack, text, today))
+    if record is not None:
+        record += [r for found in readings.values() for r in found.items]
+    return candidate_strings(readings)
+
+
+def candidate_strings(readings: dict[str, Readings]) -> dict[str, list[str]]:
+    """Per argument, the kept readings' words and values (what the grammar may write)."""
+    return {name: found.strings() for name, found in readings.items()}
+
+
+def value_readings(pack: Pack, text: str, today: date) -> dict[str, Readings]:
+    """What the rules read: per argument, each span its normaliser reads and the value it reads as."""
     spans = request_spans(text)
     tokens = list(_TOKEN.finditer(text))
     # The digits of a phone number or an email address are neither a date nor an amount.
@@ -109,7 +126,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     timely = _maximal(list(periods))
     readable_periods = [sp for sp in timely if not _DEADLINE.search(text[:sp[0]]) and not _event_time(text, sp)
                         and text[sp[0]:sp[1]].lower() != "now"]
-    candidates: dict[str, list[str]] = {}
+    candidates: dict[str, Readings] = {}
     amounts = [sp for sp in plain if parse_amount(text[sp[0]:sp[1]], whole=True) is not None
                and not _edge_word_adds_nothing(text[sp[0]:sp[1]])]
     read_times = {sp: NORMALIZERS["time"](text[sp[0]:sp[1]]) for sp in plain if _TIME_MARK.search(text[sp[0]:sp[1]])}
@@ -117,26 +134,28 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
     claimed = timely + amounts + contacts + times  # words of these are no free text (a deadline's day neither)
     person_names: list[tuple[int, int]] = []  # capitalised names a full-name argument reads: no service or goods
     for name, extra in pack.spec.ir_extra.items():
+        candidates[name] = Readings(name, text)
         if extra.normalizer == "period":
-            candidates[name] = [text[a:b] for a, b in readable_periods]
+            for sp in readable_periods:
+                candidates[name].add(sp)
         elif extra.normalizer == "full_name":
             # The whole name only ("Emma Wilson", not "Emma"): its parts are what the part arguments are for.
             # A lone word labelled as one part ("last name Shah") is that part, not a whole name.
             names = _maximal([(a, b) for a, b in spans if len(_TOKEN.findall(text[a:b])) <= 3
                               and _could_be_name(pack, text, a, b) and full_name(text[a:b]) is not None
                               and not (_lone(text[a:b]) and _PART_LABEL.search(text[:a]))])
-            candidates[name] = list(dict.fromkeys(text[a:b] for a, b in names))
+            for sp in names:
+                candidates[name].add(sp)
             person_names += [(a, b) for a, b in names if all(w[:1].isupper() for w in _TOKEN.findall(text[a:b]))]
     for name, spec in pack.spec.arguments.items():
-        found: dict[str, None] = {}
+        found = Readings(name, text)
         if spec.normalizer == "date":
             given_by_period = any(name in extra.gives for extra in pack.spec.ir_extra.values())
             for sp in readable_periods:
                 p = periods[sp]
                 if not given_by_period and p.start != p.end:  # a day, unless a period gives the argument
                     continue
-                found[text[sp[0]:sp[1]]] = None
-                found[dates.format_date(p.end if name == "end_date" else p.start)] = None
+                found.add(sp, dates.format_date(p.end if name == "end_date" else p.start))
         elif spec.normalizer == "lowercase_text":
             phrases = _maximal(_phrases(pack, text, spans, claimed))
             # A person's name is no service while the request names something else ("invoice Ann Lee for
@@ -145,8 +164,7 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             # Nor is a word for a person a thing: "an invoice for a client" says whom it is for, not what.
             phrases = [sp for sp in phrases if not set(_TOKEN.findall(text[sp[0]:sp[1]].lower())) <= _PERSON_NOUNS]
             for a, b in phrases:
-                found[text[a:b]] = None
-                found[text[a:b].lower()] = None
+                found.add((a, b), text[a:b].lower())
         elif spec.normalizer == "title_text":
             # A proper name of a thing ("Bella Notte", "my landlord Tom Berg"): whole phrases, and the
             # capitalised run inside one ("Tom Berg").
@@ -159,21 +177,19 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
                     continue
                 if text[max(a - 4, 0):a] == "The " and text[a:a + 1].isupper():
                     a -= 4  # a capitalised "The" is part of the name ("The Blue Door")
-                found[text[a:b]] = None
+                found.add((a, b))
                 for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
-                    found[run.group()] = None
+                    found.add((a + run.start(), a + run.end()))
         elif spec.normalizer == "future_date":  # a day ahead: the smallest words naming it, and the day
             ahead = {sp: dates.resolve_future_day(text[sp[0]:sp[1]], today) for sp in plain}
             for sp in _maximal([sp for sp, d in ahead.items() if d is not None
                                 and not _TIME_MARK.search(text[sp[0]:sp[1]])]):
-                found[text[sp[0]:sp[1]]] = None
-                found[dates.format_date(ahead[sp])] = None
+                found.add(sp, dates.format_date(ahead[sp]))
         elif spec.normalizer == "digits":  # an identifier: digits alone, not a year of a date
             for a, b in _maximal([sp for sp in spans if NORMALIZERS["digits"](text[sp[0]:sp[1]]) is not None
                                   and re.fullmatch(r"[\d\s\-]+", text[sp[0]:sp[1]])
                                   and not _overlaps(sp, readable_periods + times)]):
-                found[text[a:b]] = None
-                found[NORMALIZERS["digits"](text[a:b])] = None
+                found.add((a, b), NORMALIZERS["digits"](text[a:b]))
         elif spec.normalizer in ("integer", "time"):
             # Counts and times outside phone numbers; a count is never part of a time, and a time says it
             # is one ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
@@ -185,16 +201,14 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             if spec.normalizer == "integer":
                 read = _without_breakdown(read, values)
             for sp in read:
-                found[text[sp[0]:sp[1]]] = None
-                found[values[sp]] = None
+                found.add(sp, values[sp])
         elif spec.normalizer == "amount":
             # Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates.
             for a, b in _maximal([sp for sp in amounts
                                   if not _overlaps(sp, readable_periods)]):
-                found[text[a:b]] = None
-                found[format_amount(parse_amount(text[a:b], whole=True))] = None
+                found.add((a, b), format_amount(parse_amount(text[a:b], whole=True)))
         elif spec.normalizer == "choice":
-            found = dict.fromkeys(_choice_candidates(spec, text, tokens))
+            _choice_readings(spec, text, tokens, found)
         else:
             normalize = NORMALIZERS[spec.normalizer]
             values = {sp: normalize(text[sp[0]:sp[1]], values=spec.values, synonyms=spec.synonyms)
@@ -211,9 +225,8 @@ def value_candidates(pack: Pack, text: str, today: date) -> dict[str, list[str]]
             else:
                 readable = _smallest(readable, values)
             for sp in readable:
-                found[text[sp[0]:sp[1]]] = None
-                found[values[sp]] = None
-        candidates[name] = list(found)
+                found.add(sp, values[sp])
+        candidates[name] = found
     return candidates
 
 
@@ -252,14 +265,16 @@ def _name_part(pack: Pack, argument: str) -> int | None:
     return None
 
 
-def _choice_candidates(spec: ArgumentType, text: str, tokens: list[re.Match]) -> list[str]:
+def _choice_readings(spec: ArgumentType, text: str, tokens: list[re.Match], found: Readings) -> Readings:
     """The words that name a listed value ("ring" -> phone, "video call" -> video), not a sentence around
     them, and the values they name."""
-    found: dict[str, None] = {}
     for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
-        found[text[tokens[first].start():tokens[last].end()]] = None
-        found[value] = None
-    return list(found)
+        found.add((tokens[first].start(), tokens[last].end()), value)
+    return found
+
+
+def _choice_candidates(spec: ArgumentType, text: str, tokens: list[re.Match]) -> list[str]:
+    return _choice_readings(spec, text, tokens, Readings("", text)).strings()
 
 
 def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -303,7 +318,7 @@ actually wait sorry oh hmm um uh btw instead anyway well of by""".split())
 
 def _pack_words(pack: Pack) -> set[str]:
     """The words the pack itself uses (its goals' and arguments' descriptions and examples; not the names
-    inside an example: "The Oak Room" in "get me a reservation at The Oak Room" is a value)."""
+    inside an example: "The Blue Heron" in "hold a booking at The Blue Heron" is a value)."""
     if not hasattr(pack, "_words"):
         texts = [g.description for g in pack.spec.goals.values()]
         texts += [a.description for a in pack.spec.arguments.values()]
@@ -436,7 +451,7 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
 
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
                sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True,
-               contexts: list[str] | None = None) -> str:
+               contexts: list[str] | None = None, record: list[Reading] | None = None) -> str:
     """EBNF of the IRs a translator may write for this request.
 
     `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
@@ -444,14 +459,14 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     (`sources[i]`, default the whole request), and from the words it points back at (`contexts[i]`) the
     arguments its own words do not give; otherwise it names one to `max_goals` of them, none twice,
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
-    domain)."""
+    domain). `record` receives every value reading of the words read, kept or dropped and why."""
     goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
-    whole = value_candidates(pack, query, today)
-    by_position = {i: value_candidates(pack, src, today) if src != query else whole
+    whole = value_candidates(pack, query, today, record)
+    by_position = {i: value_candidates(pack, src, today, record) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     for i, context in enumerate(contexts or [], 1):
         if fixed and context and i in by_position:
-            pointed_at = value_candidates(pack, context, today)
+            pointed_at = value_candidates(pack, context, today, record)
             # A listed value may be named across the two ("lost an account I deleted; how to recover it").
             if sources:
                 joined = f"{context}, {sources[i - 1]}"

@@ -162,6 +162,11 @@ class Pack(BaseModel):
         """How an IR predicate's words are read: its argument type, or the period-like fact's."""
         return self.spec.arguments.get(predicate) or self.spec.ir_extra[predicate]
 
+    def has_examples(self) -> bool:
+        """Whether some goal a request may ask for has example requests (a pack written by hand, not made
+        from a schema alone)."""
+        return any(self.spec.goals[g].examples for g in self.requestable_goals())
+
     def requestable_goals(self) -> list[str]:
         """The goals a request may ask for (not the steps of a workflow)."""
         return [name for name, goal in self.spec.goals.items() if not goal.internal]

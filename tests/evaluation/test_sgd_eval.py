@@ -51,13 +51,18 @@ DIALOGUES = [
 ]
 
 
+def write_split(split: Path, schema: Path, dialogues: list[dict]) -> Path:
+    """An SGD split as the dataset ships one: schema.json and gzipped dialogues."""
+    split.mkdir()
+    shutil.copyfile(schema, split / "schema.json")
+    with gzip.open(split / "dialogues_001.json.gz", "wt", encoding="utf-8") as handle:
+        json.dump(dialogues, handle)
+    return split
+
+
 @pytest.fixture
 def data(tmp_path):
-    split = tmp_path / "dev"
-    split.mkdir()
-    shutil.copyfile(SCHEMA, split / "schema.json")
-    with gzip.open(split / "dialogues_001.json.gz", "wt", encoding="utf-8") as handle:
-        json.dump(DIALOGUES, handle)
+    split = write_split(tmp_path / "dev", SCHEMA, DIALOGUES)
     train = tmp_path / "train"
     train.mkdir()  # a train split that has the bakery: Grooming_1 is unseen
     (train / "schema.json").write_text(json.dumps([s for s in json.loads(SCHEMA.read_text())

@@ -153,3 +153,18 @@ def test_a_conversation_shows_each_turn_with_its_plan_and_the_calls_carried_out(
     assert page.locator("section.turn .plan-graph").count() == 2
     assert page.locator("ol.executed li").count() == len(state.executed) >= 2
     assert page.locator("section.turn .agent").last.inner_text().startswith(state.turns[-1].reply.kind)
+
+
+def test_a_translated_run_shows_its_analysis(page, service):
+    from pipeline.run import run_pipeline
+    from workers.store import RunStore
+
+    run = run_pipeline("our sales last month, and then can someone call me", "quickbooks", "2025-03-10")
+    run.owner = "local"
+    RunStore().save(run)
+    page.goto(f"{service.url}/ui/runs/{run.id}")
+    section = page.locator("#analysis")
+    assert section.locator("table.clauses tr").count() == len(run.analysis.clauses) + 1 >= 3  # a header row
+    assert section.locator("table.values tr.kept").count() == sum(v.kept for v in run.analysis.values) >= 1
+    response = page.goto(f"{service.url}/ui/runs/{run.id}/artifacts/analysis.json")
+    assert response.status == 200 and '"clauses"' in response.text()

@@ -1,0 +1,111 @@
+"""The learned heads applied to one pack: which goal a text asks for, which span is which argument's value.
+
+A `Linker` encodes the pack's goal and argument words once; a text is encoded once (the last few are
+kept), whatever number of goals, spans and arguments are scored on it. With no trained heads (a checkout
+before `train-language`), it links nothing (`learned_parts` says so), and callers keep their rules.
+
+>>> from pipeline.packs.pack import load_pack
+>>> linker = linker_for(load_pack("restaurant_reservation"))
+>>> sorted(linker.goal_probabilities("book me a table for two tonight")) == sorted(linker.goals)
+True
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from functools import cached_property
+
+import numpy as np
+
+from pipeline.language.descriptions import pack_argument_texts, pack_goal_texts
+from pipeline.language.encoder import Encoded, encode, sentence_vectors
+from pipeline.language.heads import goal_head, slot_head, span_features
+from pipeline.settings import settings
+
+_TEXTS_KEPT = 32
+
+
+class Linker:
+    """The pack's goal and argument words are encoded the first time a head needs them, not before: a pack
+    whose heads are off (or never asked) costs nothing."""
+
+    def __init__(self, pack):
+        self.pack = pack
+        self.goal = goal_head()
+        self.slot = slot_head()
+        self.goals = pack.requestable_goals()
+        self.arguments = [*pack.spec.arguments, *pack.spec.ir_extra]
+        self._encoded: OrderedDict[str, Encoded] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @cached_property
+    def _goal_right(self):
+        texts = pack_goal_texts(self.pack)
+        return self.goal.project_right(sentence_vectors([texts[g] for g in self.goals])) if self.goal and texts else None
+
+    @cached_property
+    def _slot_right(self):
+        texts = pack_argument_texts(self.pack)
+        return (self.slot.project_right(sentence_vectors([texts[a] for a in self.arguments]))
+                if self.slot and texts else None)
+
+    def encoded(self, text: str) -> Encoded:
+        with self._lock:
+            found = self._encoded.get(text)
+        if found is None:
+            found = encode([text])[0]
+            with self._lock:
+                self._encoded[text] = found
+                while len(self._encoded) > _TEXTS_KEPT:
+                    self._encoded.popitem(last=False)
+        return found
+
+    def goal_probabilities(self, text: str) -> dict[str, float]:
+        """goal -> P(the text asks for it); empty without a goal head."""
+        if self._goal_right is None or not text.strip():
+            return {}
+        p = self.goal.probabilities(self.encoded(text).sentence[None, :], self._goal_right)[0]
+        return {g: float(x) for g, x in zip(self.goals, p)}
+
+    def value_probabilities(self, text: str, spans: list[tuple[int, int]], argument: str) -> list[float]:
+        """P(each span is the argument's value) in the text; ones without a slot head."""
+        if self._slot_right is None or argument not in self.arguments or not spans:
+            return [1.0] * len(spans)
+        encoded = self.encoded(text)
+        x = np.stack([span_features(encoded, a, b) for a, b in spans])
+        k = self.arguments.index(argument)
+        column = tuple(side[k:k + 1] for side in self._slot_right)
+        return [float(p) for p in self.slot.probabilities(x, column)[:, 0]]
+
+    @property
+    def value_threshold(self) -> float:
+        return self.slot.threshold if self.slot else 0.5
+
+    @property
+    def goal_threshold(self) -> float:
+        return self.goal.threshold if self.goal else 0.5
+
+
+def learned_parts(pack) -> dict[str, bool]:
+    """Which heads take part for this pack: the goal head when it is on; the slot head when it is on and
+    the pack has no example requests (`values.link_values` says why). Nothing is encoded to tell."""
+    s = settings()
+    return {"goal": s.learned_goals and goal_head() is not None,
+            "value": s.learned_values and slot_head() is not None and not pack.has_examples()}
+
+
+_linkers: dict[tuple, Linker] = {}
+_lock = threading.Lock()
+
+
+def linker_for(pack) -> Linker:
+    """The pack's linker, built once per process and again when the pack file changes."""
+    key = (str(pack.yaml_path), pack.yaml_path.stat().st_mtime_ns, id(goal_head()), id(slot_head()))
+    with _lock:
+        found = _linkers.get(key)
+    if found is None:
+        found = Linker(pack)
+        with _lock:
+            _linkers[key] = found
+    return found

@@ -1,0 +1,173 @@
+"""Training examples for the learned heads, read from SGD train and its re-worded schemas (SGD-X).
+
+A user turn of SGD says which intent it starts (an INFORM_INTENT act) and where each slot's value is in
+its words (`slots`: character spans; a categorical value is found where the turn writes it). Each turn
+is paired with the words of a goal or an argument, in one of the schema's wordings (the original or an
+SGD-X variant, drawn at random, so no name's exact words are what is learned):
+
+- goal pairs: the turn and the intent it starts (1); the service's other intents, and intents of services
+  of other domains (0: what a pack must refuse); a turn that starts nothing and its service's active
+  intent (0: an answer is no new request);
+- slot pairs: a value's span and its slot (1); the same span and another slot of the service (0: which
+  argument a value is); spans that are no value, with a slot (0: what must not be invented).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.language.descriptions import argument_text, goal_text
+from pipeline.packs.sgd_schema import SgdService, load_schema
+
+_NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
+_NUMBERS = frozenset(_NUMBER_WORDS.values())
+_TOKEN = re.compile(r"[^\W_]+(?:['’][a-z]+)?")
+
+
+@dataclass
+class Turn:
+    text: str
+    service: str
+    starts: str | None  # the intent it starts
+    active: str | None  # the intent active after it
+    spans: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, slot)
+
+
+@dataclass
+class Wordings:
+    """Per service, its goal and argument texts in each wording (original first), names mapped by position."""
+    goals: dict[str, list[dict[str, str]]]  # service -> [intent (original name) -> text, one per wording]
+    slots: dict[str, list[dict[str, str]]]
+
+
+def read_wordings(schemas: list[Path]) -> Wordings:
+    """The first schema is the original; the others re-word the same services, slots and intents in order."""
+    loaded = [load_schema(p) for p in schemas]
+    goals: dict[str, list[dict[str, str]]] = {}
+    slots: dict[str, list[dict[str, str]]] = {}
+    for services in loaded:
+        for original, service in zip(loaded[0], services):
+            intent_texts, slot_texts = {}, {}
+            for a, b in zip(original.intents, service.intents):
+                intent_texts[a.name] = goal_text(b.name, b.description, [*b.required_slots, *b.optional_slots])
+            for a, b in zip(original.slots, service.slots):
+                slot_texts[a.name] = argument_text(b.name, b.description)
+            goals.setdefault(original.service_name, []).append(intent_texts)
+            slots.setdefault(original.service_name, []).append(slot_texts)
+    return Wordings(goals, slots)
+
+
+def _categorical_spans(text: str, frame: dict, service: SgdService) -> list[tuple[int, int, str]]:
+    categorical = {s.name for s in service.slots if s.is_categorical}
+    found = []
+    for action in frame["actions"]:
+        if action["act"] != "INFORM" or action["slot"] not in categorical or not action["values"]:
+            continue
+        value = action["values"][0]
+        forms = [value] + ([_NUMBER_WORDS[int(value)]] if value.isdigit() and int(value) in _NUMBER_WORDS else [])
+        for form in forms:
+            written = list(re.finditer(r"(?<!\w)" + re.escape(form) + r"(?!\w)", text, re.IGNORECASE))
+            if len(written) == 1:  # twice ("one way for one"): which one is the value is not known
+                found.append((written[0].start(), written[0].end(), action["slot"]))
+                break
+            if written:
+                break
+    return found
+
+
+def read_turns(dialogues, services: dict[str, SgdService], answers_per_dialogue: int = 1,
+               seed: int = 0) -> list[Turn]:
+    """Every user turn that starts an intent, and up to `answers_per_dialogue` others that give values."""
+    rng = random.Random(seed)
+    turns: list[Turn] = []
+    for dialogue in dialogues:
+        others = []
+        for turn in dialogue["turns"]:
+            if turn["speaker"] != "USER":
+                continue
+            for frame in turn["frames"]:
+                service = services.get(frame["service"])
+                if service is None:
+                    continue
+                starts = next((a["values"][0] for a in frame["actions"] if a["act"] == "INFORM_INTENT"
+                               and a["values"]), None)
+                active = frame.get("state", {}).get("active_intent")
+                spans = [(s["start"], s["exclusive_end"], s["slot"]) for s in frame.get("slots", [])]
+                spans += _categorical_spans(turn["utterance"], frame, service)
+                item = Turn(turn["utterance"], frame["service"], starts, None if active == "NONE" else active, spans)
+                (turns if starts else others).append(item)
+        givers = [t for t in others if t.spans]
+        turns += rng.sample(givers, min(answers_per_dialogue, len(givers)))
+    return turns
+
+
+@dataclass
+class GoalPair:
+    turn: int  # index into the turns
+    text: str  # the goal's words
+    label: int
+
+
+@dataclass
+class SlotPair:
+    turn: int
+    start: int
+    end: int
+    text: str  # the argument's words
+    label: int
+
+
+def _domain(service: str) -> str:
+    return service.split("_")[0]
+
+
+def goal_pairs(turns: list[Turn], wordings: Wordings, foreign: int = 3, seed: int = 0) -> list[GoalPair]:
+    rng = random.Random(seed)
+    names = sorted(wordings.goals)
+    pairs = []
+    for i, turn in enumerate(turns):
+        texts = rng.choice(wordings.goals[turn.service])
+        if turn.starts:
+            pairs.append(GoalPair(i, texts[turn.starts], 1))
+            pairs += [GoalPair(i, t, 0) for intent, t in texts.items() if intent != turn.starts]
+            strangers = [s for s in names if _domain(s) != _domain(turn.service)]
+            for stranger in rng.sample(strangers, min(foreign, len(strangers))):
+                pairs.append(GoalPair(i, rng.choice(list(rng.choice(wordings.goals[stranger]).values())), 0))
+        elif turn.active in texts:
+            pairs.append(GoalPair(i, texts[turn.active], 0))
+    return pairs
+
+
+def slot_pairs(turns: list[Turn], wordings: Wordings, other_slots: int = 2, non_values: int = 3,
+               seed: int = 0) -> list[SlotPair]:
+    rng = random.Random(seed)
+    pairs = []
+    for i, turn in enumerate(turns):
+        texts = rng.choice(wordings.slots[turn.service])
+        slot_names = list(texts)
+        for start, end, slot in turn.spans:
+            if slot not in texts:
+                continue
+            pairs.append(SlotPair(i, start, end, texts[slot], 1))
+            wrong = [s for s in slot_names if s != slot]
+            for other in rng.sample(wrong, min(other_slots, len(wrong))):
+                pairs.append(SlotPair(i, start, end, texts[other], 0))
+        # Words that are no value: runs of one to four tokens outside every value, numbers first.
+        taken = [(a, b) for a, b, _ in turn.spans]
+        tokens = [m for m in _TOKEN.finditer(turn.text) if not any(a < m.end() and m.start() < b for a, b in taken)]
+        if not tokens:
+            continue
+        numbers = [m for m in tokens if any(c.isdigit() for c in m.group()) or m.group().lower() in _NUMBERS]
+        picks = [(m.start(), m.end()) for m in numbers]
+        while len(picks) < non_values + len(numbers):
+            k = rng.randrange(len(tokens))
+            run = tokens[k:k + rng.randint(1, 4)]
+            if any(a < run[-1].end() and run[0].start() < b for a, b in taken):
+                continue
+            picks.append((run[0].start(), run[-1].end()))
+        for start, end in picks:
+            pairs.append(SlotPair(i, start, end, texts[rng.choice(slot_names)], 0))
+    return pairs

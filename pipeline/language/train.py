@@ -1,0 +1,199 @@
+"""`nesyplan train-language`: train the goal and slot heads on SGD train (and SGD-X's re-worded train
+schemas), write them under `weights/`, and report how they do on turns held out, and on services held out
+when some are (`exclude_services`: what the heads do on services they never saw).
+
+Deterministic for a given corpus and seed; a few minutes on 2 CPU cores (most of it encoding the turns).
+Learned parts train on SGD train only: dev is what they are measured on (`eval-sgd`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.language.encoder import encode, sentence_vectors
+from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, WEIGHTS, reload, span_features
+from pipeline.language.sgd_corpus import goal_pairs, read_turns, read_wordings, slot_pairs
+from pipeline.packs.sgd_schema import load_schema
+
+HIDDEN, MIX = 128, 64
+VARIANTS = ("v1", "v2", "v3", "v4", "v5")
+
+
+@dataclass
+class HeadReport:
+    pairs: int
+    held_out: dict = field(default_factory=dict)  # precision, recall, accuracy on held-out turns
+    unseen_services: dict = field(default_factory=dict)  # the same on services not learned from
+
+
+@dataclass
+class LanguageReport:
+    turns: int
+    seconds: float
+    goal: HeadReport | None = None
+    slot: HeadReport | None = None
+    written: list[str] = field(default_factory=list)
+
+
+def _dialogues(folder: Path, limit: int | None):
+    files = sorted([*folder.glob("dialogues_*.json"), *folder.glob("dialogues_*.json.gz")])
+    if not files:
+        raise FileNotFoundError(f"no dialogues_*.json[.gz] in {folder}")
+    count = 0
+    for file in files:
+        with (gzip.open if file.suffix == ".gz" else open)(file, "rt", encoding="utf-8") as handle:
+            for dialogue in json.load(handle):
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield dialogue
+
+
+def schemas_of(train: Path) -> list[Path]:
+    """The train schema, then each SGD-X re-wording of it found beside the split (`../sgd_x/vK/`)."""
+    found = [train / "schema.json"]
+    found += [p for v in VARIANTS if (p := train.parent / "sgd_x" / v / "train.schema.json").is_file()]
+    return found
+
+
+@dataclass
+class Pairs:
+    """One head's pairs as arrays: left rows, the index of each one's right row, labels, and a group
+    per row (0: learned from, 1: held-out turn, 2: a service not learned from)."""
+    x: np.ndarray
+    right: np.ndarray
+    index: np.ndarray
+    labels: np.ndarray
+    group: np.ndarray
+
+
+def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int, exclude: set[str],
+            progress=lambda _m: None) -> tuple[Pairs, Pairs, int]:
+    """Encode the corpus' turns once and make both heads' pairs."""
+    services = {s.service_name: s for s in load_schema(train / "schema.json")}
+    wordings = read_wordings(schemas_of(train))
+    turns = read_turns(_dialogues(train, max_dialogues), services, seed=seed)
+    rng = random.Random(seed)
+    held = set(rng.sample(range(len(turns)), int(len(turns) * held_out)))
+    group = [2 if t.service in exclude else 1 if i in held else 0 for i, t in enumerate(turns)]
+    goals, slots = goal_pairs(turns, wordings, seed=seed), slot_pairs(turns, wordings, seed=seed)
+    by_turn: dict[int, list] = {}
+    for p in slots:
+        by_turn.setdefault(p.turn, []).append(p)
+    sentence = np.zeros((len(turns), 384), np.float32)
+    slot_x, slot_rows = [], []
+    for k in range(0, len(turns), 512):
+        for j, e in enumerate(encode([t.text for t in turns[k:k + 512]])):
+            sentence[k + j] = e.sentence
+            for p in by_turn.get(k + j, []):
+                slot_x.append(span_features(e, p.start, p.end))
+                slot_rows.append(p)
+        progress(f"encoded {min(k + 512, len(turns))}/{len(turns)} turns")
+
+    def pairs(rows, x) -> Pairs:
+        texts = sorted({p.text for p in rows})
+        where = {t: i for i, t in enumerate(texts)}
+        return Pairs(x.astype(np.float32), sentence_vectors(texts), np.array([where[p.text] for p in rows]),
+                     np.array([p.label for p in rows], np.float32), np.array([group[p.turn] for p in rows]))
+
+    return (pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), len(turns))
+
+
+def _module(left: int, right: int, tied: bool):
+    import torch
+
+    class Head(torch.nn.Module):
+        """The torch twin of `heads.PairHead` (same layers, same features)."""
+
+        def __init__(self):
+            super().__init__()
+            self.left = torch.nn.Linear(left, HIDDEN)
+            self.right = self.left if tied else torch.nn.Linear(right, HIDDEN)
+            self.mix = torch.nn.Linear(2 * HIDDEN + 1, MIX)
+            self.out = torch.nn.Linear(MIX, 1)
+            self.drop = torch.nn.Dropout(0.1)
+
+        def forward(self, x, y):
+            a, b = torch.relu(self.left(x)), torch.relu(self.right(y))
+            cosine = torch.nn.functional.cosine_similarity(x[:, :y.shape[1]], y, dim=1)[:, None]
+            z = self.drop(torch.cat([a * b, (a - b).abs(), cosine], dim=1))
+            return self.out(torch.relu(self.mix(z))).squeeze(1)
+
+    return Head()
+
+
+def fit(pairs: Pairs, epochs: int, seed: int, tied: bool):
+    import torch
+
+    torch.manual_seed(seed)
+    learn = pairs.group == 0
+    x, index, labels = (torch.from_numpy(a[learn]) for a in (pairs.x, pairs.index, pairs.labels))
+    table = torch.from_numpy(pairs.right)
+    head = _module(pairs.x.shape[1], pairs.right.shape[1], tied)
+    optimizer = torch.optim.Adam(head.parameters(), lr=1e-3, weight_decay=1e-4)
+    positive = float(labels.mean()) or 0.5
+    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor((1 - positive) / positive))
+    rng = np.random.default_rng(seed)
+    head.train()
+    for _ in range(epochs):
+        order = torch.from_numpy(rng.permutation(len(x)))
+        for k in range(0, len(order), 256):
+            batch = order[k:k + 256]
+            optimizer.zero_grad()
+            loss_fn(head(x[batch], table[index[batch]]), labels[batch]).backward()
+            optimizer.step()
+    head.eval()
+    return head
+
+
+def weights(head, tied: bool) -> dict[str, np.ndarray]:
+    """The head's layers as the arrays `PairHead` reads (x @ w + b), in float16."""
+    out = {"tied": np.array(tied)}
+    for name in ("left", "mix", "out") if tied else ("left", "right", "mix", "out"):
+        layer = getattr(head, name)
+        out[f"w_{name}"] = layer.weight.detach().numpy().T.astype(np.float16)
+        out[f"b_{name}"] = layer.bias.detach().numpy().astype(np.float16)
+    return out
+
+
+def measure(head, pairs: Pairs, which: int, threshold: float = 0.5) -> dict:
+    import torch
+
+    rows = pairs.group == which
+    if not rows.any():
+        return {}
+    with torch.no_grad():
+        p = torch.sigmoid(head(torch.from_numpy(pairs.x[rows]),
+                               torch.from_numpy(pairs.right)[torch.from_numpy(pairs.index[rows])])).numpy()
+    labels = pairs.labels[rows] == 1
+    said = p >= threshold
+    tp = int((said & labels).sum())
+    return {"pairs": int(rows.sum()), "precision": round(tp / max(int(said.sum()), 1), 4),
+            "recall": round(tp / max(int(labels.sum()), 1), 4), "accuracy": round(float((said == labels).mean()), 4)}
+
+
+def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None = None, epochs: int = 6,
+                   held_out: float = 0.1, seed: int = 0, exclude_services: list[str] | None = None,
+                   progress=lambda _message: None) -> LanguageReport:
+    """Train both heads on the split `train` (schema.json, dialogues_*.json[.gz])."""
+    started = time.perf_counter()
+    goal, slot, turns = collect(train, max_dialogues, held_out, seed, set(exclude_services or []), progress)
+    report = LanguageReport(turns=turns, seconds=0.0)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, pairs, tied, file in (("goal", goal, True, GOAL_HEAD), ("slot", slot, False, SLOT_HEAD)):
+        progress(f"training the {name} head on {int((pairs.group == 0).sum())} pairs")
+        head = fit(pairs, epochs, seed, tied)
+        setattr(report, name, HeadReport(pairs=int((pairs.group == 0).sum()), held_out=measure(head, pairs, 1),
+                                         unseen_services=measure(head, pairs, 2)))
+        np.savez_compressed(out / file, **weights(head, tied), threshold=np.array(0.5), seed=np.array(seed))
+        report.written.append(str(out / file))
+    reload()
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report

@@ -1,0 +1,113 @@
+"""The language component's parts that need no trained weights: the encoder's spans, the numpy head
+against its torch twin, the training corpus read from SGD-format dialogues, and a training run end to end
+on a small corpus written here (a schema of our own, words of our own)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.language.encoder import encode
+from pipeline.language.heads import PairHead, span_features
+from pipeline.language.readings import Readings
+from pipeline.language.sgd_corpus import goal_pairs, read_turns, read_wordings, slot_pairs
+from pipeline.language.train import _module, train_language, weights
+from pipeline.packs.sgd_schema import load_schema
+from tests.evaluation.test_sgd_eval import write_split
+
+SCHEMA = Path(__file__).resolve().parents[1] / "authoring" / "fixtures" / "grooming_schema.json"
+
+
+def test_a_span_is_read_off_the_pieces_of_its_own_characters():
+    text = "take me from Lisbon to Porto"
+    encoded = encode([text])[0]
+    lisbon, porto = text.index("Lisbon"), text.index("Porto")
+    a = encoded.span_vector(lisbon, lisbon + 6)
+    b = encoded.span_vector(porto, porto + 5)
+    assert a.shape == (384,) and not np.allclose(a, b)
+    assert np.isclose(np.linalg.norm(encoded.sentence), 1.0, atol=1e-4)
+    before, after = encoded.context_vectors(porto, porto + 5)
+    assert np.abs(before).sum() > 0 and np.abs(after).sum() == 0  # nothing follows the last word
+    assert np.abs(encoded.span_vector(len(text) + 5, len(text) + 9)).sum() == 0  # no piece there
+    assert span_features(encoded, lisbon, lisbon + 6).shape == (4 * 384,)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_the_numpy_head_reads_what_its_torch_twin_computes(tied):
+    torch.manual_seed(1)
+    width = 384 if tied else 4 * 384
+    twin = _module(width, 384, tied).eval()
+    head = PairHead({**weights(twin, tied), "threshold": np.array(0.5)})
+    x, y = torch.randn(5, width), torch.randn(3, 384)
+    with torch.no_grad():
+        expected = torch.sigmoid(torch.stack([twin(x, y[j].expand(5, -1)) for j in range(3)], dim=1)).numpy()
+    got = head.probabilities(x.numpy(), head.project_right(y.numpy()))
+    assert got.shape == (5, 3)
+    assert np.allclose(got, expected, atol=2e-2)  # the weights are stored in float16
+
+
+def _user(text, intent=None, informs=(), spans=(), active=None):
+    actions = [{"act": "INFORM_INTENT", "slot": "intent", "values": [intent], "canonical_values": [intent]}] if intent else []
+    actions += [{"act": "INFORM", "slot": s, "values": [v], "canonical_values": [v]} for s, v in informs]
+    slots = [{"slot": s, "start": text.index(w), "exclusive_end": text.index(w) + len(w)} for s, w in spans]
+    return {"speaker": "USER", "utterance": text, "frames": [{
+        "service": "Grooming_1", "slots": slots, "actions": actions,
+        "state": {"active_intent": active or intent or "NONE", "requested_slots": [], "slot_values": {}}}]}
+
+
+CORPUS = [
+    {"dialogue_id": f"c_{i}", "services": ["Grooming_1"], "turns": [
+        _user(f"I want to get my two dogs groomed in {city}", "FindSalons", [("pet_count", "2")],
+              [("city", city)]),
+        {"speaker": "SYSTEM", "utterance": "Which day?", "frames": [{"service": "Grooming_1", "slots": [],
+                                                                     "actions": []}]},
+        _user(f"{day} at the {salon} please", None, [], [("appointment_date", day), ("salon_name", salon)],
+              active="BookGrooming"),
+    ]}
+    for i, (city, day, salon) in enumerate([("Tacoma", "Monday", "Furry Cuts"), ("Eugene", "Friday", "Paw Spa"),
+                                            ("Salem", "tomorrow", "Wag Town"), ("Boise", "Sunday", "Fluff Hut")])
+]
+
+
+def test_turns_and_pairs_come_from_the_corpus_own_annotations():
+    services = {s.service_name: s for s in load_schema(SCHEMA)}
+    turns = read_turns(iter(CORPUS), services)
+    opening = next(t for t in turns if t.starts == "FindSalons")
+    # a categorical value written as a word is found where the turn writes it
+    assert ("pet_count", "two") in {(s, opening.text[a:b]) for a, b, s in opening.spans}
+    wordings = read_wordings([SCHEMA])
+    goals = goal_pairs(turns, wordings)
+    labels = {(p.turn, p.text.split(":")[0]): p.label for p in goals}
+    k = turns.index(opening)
+    assert labels[(k, "find salons")] == 1 and labels[(k, "book grooming")] == 0
+    # intents of another domain are negatives; a turn that starts nothing is no request for its active intent
+    assert any(p.turn == k and p.text.startswith("order cake") and p.label == 0 for p in goals)
+    answer = next(i for i, t in enumerate(turns) if t.starts is None)
+    assert {p.label for p in goals if p.turn == answer} == {0}
+    for p in slot_pairs(turns, wordings):
+        values = [(a, b) for a, b, _ in turns[p.turn].spans]
+        if p.label == 0 and not any((p.start, p.end) == v for v in values):
+            assert not any(a < p.end and p.start < b for a, b in values)  # a non-value is outside every value
+
+
+def test_training_writes_heads_that_score_a_pack_and_report_held_out_figures(tmp_path):
+    split = write_split(tmp_path / "train", SCHEMA, CORPUS)
+    report = train_language(split, tmp_path / "heads", epochs=2, held_out=0.25, exclude_services=["Bakery_1"])
+    assert report.turns == 8 and len(report.written) == 2
+    assert report.goal.pairs > 0 and set(report.goal.held_out) == {"pairs", "precision", "recall", "accuracy"}
+    for path in report.written:
+        head = PairHead.load(Path(path))
+        width = 384 if head.tied else 4 * 384
+        p = head.probabilities(np.ones((2, width), np.float32), head.project_right(np.ones((3, 384), np.float32)))
+        assert p.shape == (2, 3) and ((0 <= p) & (p <= 1)).all()
+
+
+def test_readings_keep_each_span_and_value_once_and_say_why_one_was_dropped():
+    r = Readings("city", "from Lisbon to Porto")
+    r.add((5, 11))
+    r.add((5, 11))
+    r.add((15, 20), "Porto")
+    assert r.strings() == ["Lisbon", "Porto"]
+    r.drop(r.items[0], "the value of origin")
+    assert r.strings() == ["Porto"] and r.items[0].why == "the value of origin" and r.items[0].source == r.text
