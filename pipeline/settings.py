@@ -28,6 +28,12 @@ class Settings(BaseSettings):
     goal_choice: str = "retrieve"
     shortlist_k: int = 3                    # wider for a large model, narrow for the packaged one
     retrieval_method: str = "hybrid"        # dense | sparse | hybrid
+    # The learned heads (`nesyplan train-language`): which goal a text asks for, which span is which value.
+    # Off, the rules alone decide (what the heads are measured against). The goal head is off by default:
+    # on services it never saw it picks worse than retrieval does (README, "Language analysis").
+    learned_goals: bool = False
+    learned_values: bool = True
+    language_weights: str | None = None     # a folder of heads (train-language --out) instead of the package's
     constrain: bool = True                  # grammar-constrained decoding
     jump_forward: bool = True               # hf: text the grammar forces goes in one forward pass
     run_ttl_s: int = 7 * 24 * 3600          # how long the store keeps a Run record
@@ -35,6 +41,9 @@ class Settings(BaseSettings):
     # longest stage's hard time limit, or a slow stage would run twice.
     visibility_timeout_s: float = 600.0
     restore_interval_s: float = 5.0         # how often workers look for such messages
+    # The lock a worker holds while it gives such messages back. A worker killed inside that moment leaves
+    # it held: kombu's default (300 s) would then stop every redelivery for five minutes.
+    restore_lock_s: float = 10.0
     stage_time_limit_s: float = 120.0       # hard limit of a symbolic stage in a worker
     warm_up_domains: str = "quickbooks"     # packs a worker loads at start (comma-separated; empty: none)
     # Conversations: how calls are carried out (`simulated`: offline outputs; `http`: the pack's APIs).

@@ -30,6 +30,7 @@ def make_app() -> Celery:
             "visibility_timeout": s.visibility_timeout_s,
             "unacked_restore_interval": s.restore_interval_s,
             "unacked_restore_throttle": 1,
+            "unacked_mutex_expire": s.restore_lock_s,
         },
         worker_hijack_root_logger=False,
     )

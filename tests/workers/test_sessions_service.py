@@ -9,8 +9,10 @@ import threading
 
 import pytest
 import redis
+from kombu.transport.redis import Channel
 
 from pipeline.sessions.engine import SessionEngine
+from workers.celery_app import app as celery_app
 from tests.workers.test_service import Service, stop, wait_until
 
 TODAY = "2025-03-10"
@@ -124,10 +126,16 @@ def test_a_turn_survives_its_worker_killed_mid_turn(patient_service):
     result = {}
     caller = threading.Thread(target=lambda: result.update(reply=say(service, session_id, OPENING, 300)))
     caller.start()
-    assert wait_until(lambda: "session_translate" in (service.logs / "doomed.log").read_text(), 60, 0.01)
+    # Killed once it holds the message ("received" is logged after the message is recorded as unacknowledged).
+    assert wait_until(lambda: "session_translate[" in (service.logs / "doomed.log").read_text(), 60, 0.01)
     stop(doomed, signal.SIGKILL)
     state = service.http.get(f"/v1/sessions/{session_id}").json()["state"]
     assert not state["turns"], "the turn ended before the kill: the test proved nothing"
+    # The worst moment to die: while holding the lock under which a worker gives unacknowledged messages
+    # back. The dead worker's lock is left as it would leave it, and the rescue must still come.
+    expire = celery_app.conf.broker_transport_options.get("unacked_mutex_expire", Channel.unacked_mutex_expire)
+    orphan = service.redis.lock(Channel.unacked_mutex_key, timeout=expire)
+    assert orphan.acquire(blocking=False)
     service.start_worker("rescuer", queues="llm")
     caller.join(300)
     assert result.get("reply", {}).get("kind") == "ask", result
