@@ -24,12 +24,14 @@ def main() -> int:
     return 0
 
 
-# A conversation with an unrelated question and details given before they are asked for.
+# A conversation with an unrelated question, details given before they are asked for, and the booking
+# read back before it is made.
 SCRIPT = ("restaurant_reservation", "2025-03-12", [
     "can you book a table for 4 this Friday at 8pm",
     "oh, do you know if they have parking there?",
     "put it under Sam Patel, 415 555 0199",
     "The Blue Door",
+    "yes, please book it",
 ])
 
 

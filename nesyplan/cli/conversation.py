@@ -58,7 +58,7 @@ def chat(domain: str = typer.Option("quickbooks", help="domain pack"),
         for call in state.executed[before:]:
             console.print(f"  [dim]called[/] {call.api}({', '.join(f'{k}={v}' for k, v in call.args.items())})"
                           f" -> {call.output}", highlight=False)
-        colour = {"ask": "cyan", "done": "green", "fail": "red"}[reply.kind]
+        colour = {"ask": "cyan", "confirm": "yellow", "done": "green", "fail": "red", "handoff": "magenta"}[reply.kind]
         console.print(f"[{colour}]{reply.kind}[/] {escape(reply.text)}")
         if state.ended:
             break

@@ -107,6 +107,7 @@ class PdlNode(StrictModel):
     request: list[str] = []        # API nodes: the slots / responses the call takes
     response: list[str] = []       # API nodes: what the call returns
     http: dict | None = None       # API nodes: how the `http` executor calls it (packs.pack.HttpBinding)
+    effects: bool = False          # API nodes: it changes the world (confirmed before it runs)
 
 
 class PdlWorkflow(StrictModel):

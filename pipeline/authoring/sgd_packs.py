@@ -184,6 +184,7 @@ def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overl
                       **({"optional": {s: (None if d == "dontcare" else d) for s, d in intent.optional_slots.items()}}
                          if intent.optional_slots else {}),
                       **({"operation": intent.name} if intent.name != goal else {}),
+                      **({"effects": True} if intent.is_transactional else {}),
                       **({"returns": list(intent.result_slots)} if intent.result_slots else {})}
         goals[goal] = {"api": goal, "description": intent.description or intent.name, "examples": []}
     arguments = {}

@@ -80,6 +80,7 @@ def workflow_pack_spec(workflow: PdlWorkflow) -> dict:
     api_names = {api.name for api in workflow.apis}
     apis = {api.name: {"arguments": list(api.request), "produces": api.response[0], "description": api.description,
                        **({"after": [n for n in api.precondition if n in api_names]} if api.precondition else {}),
+                       **({"effects": True} if api.effects else {}),
                        **({"http": api.http} if api.http else {})}
             for api in workflow.apis}
     arguments = {}

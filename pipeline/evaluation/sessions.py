@@ -14,6 +14,9 @@ from pipeline.evaluation.calls import percentile
 
 MAX_USER_MESSAGES = 20
 NOT_SURE = "I'm not sure, sorry."
+YES = "yes, go ahead"
+NO_WITH = "no, that's not right. "
+NO = "no, that's not what I asked for"
 
 
 class Transcript(BaseModel):
@@ -33,12 +36,61 @@ def simulate(scenario: dict, reply: Callable[[str], dict]) -> Transcript:
         transcript.seconds.append(time.perf_counter() - started)
         transcript.messages.append(message)
         transcript.replies.append(answer)
-        if answer.get("kind") != "ask":
+        if answer.get("kind") not in ("ask", "confirm"):
             break
-        asks += 1
+        asks += 1  # a read-back counts as a question for the events' `at`
         event = events.pop(asks, None)
-        message = event["text"] if event else scenario.get("answers", {}).get(answer.get("slot"), NOT_SURE)
+        if event:
+            message = event["text"]
+        elif answer["kind"] == "confirm":
+            message = confirm_answer(scenario, answer)
+        else:
+            message = scenario.get("answers", {}).get(answer.get("slot"), NOT_SURE)
     return transcript
+
+
+def _resolved_equal(call: dict, pool: list[dict], gold: dict, gold_pool: list[dict]) -> bool:
+    """Same API and arguments, a ref compared by the call it points at (each in its own list)."""
+    return _first_difference(call, pool, gold, gold_pool) is None and call["api"] == gold["api"]
+
+
+def _first_difference(call: dict, pool: list[dict], gold: dict, gold_pool: list[dict]) -> str | None:
+    """The first argument of `call` whose value differs from the gold call's, refs resolved (a ref that
+    points at a different call gives that call's first differing argument); "" for other differences."""
+    if call["api"] != gold["api"] or set(call["args"]) != set(gold["args"]):
+        return ""
+    for name, value in call["args"].items():
+        other = gold["args"][name]
+        if isinstance(value, dict) and isinstance(other, dict):
+            inner = (_first_difference(pool[value["ref"]], pool, gold_pool[other["ref"]], gold_pool)
+                     if 0 <= value["ref"] < len(pool) and 0 <= other["ref"] < len(gold_pool) else "")
+            if inner is not None:
+                return inner or name
+        elif isinstance(value, dict) or isinstance(other, dict) or value != other:
+            return name
+    return None
+
+
+def confirm_answer(scenario: dict, reply: dict) -> str:
+    """The simulated user on a read-back (SPEC.md, "Protocol additions"): yes when every call equals a
+    gold call; else the right value of the first argument that differs, or a plain no. A ref of a call
+    read back points into `executed`, or past its end into the calls read back (their places once run)."""
+    gold, calls = scenario.get("gold", []), reply.get("calls") or []
+    pool = [*(reply.get("executed") or []), *calls]  # a ref is a place in executed, then in calls
+    for call in calls:
+        if any(_resolved_equal(call, pool, g, gold) for g in gold):
+            continue
+        same_api = [g for g in gold if g["api"] == call["api"]]
+        slot = _first_difference(call, pool, same_api[0], gold) if same_api else ""
+        answer = scenario.get("answers", {}).get(slot) if slot else None
+        return NO_WITH + answer if answer else NO
+    return YES
+
+
+def wrong_calls_executed(scenario: dict, executed: list[dict]) -> int:
+    """Calls carried out that equal no gold call (refs resolved)."""
+    gold = scenario.get("gold", [])
+    return sum(not any(_resolved_equal(call, executed, g, gold) for g in gold) for call in executed)
 
 
 def _same_call(a: dict, b: dict, mapping: dict[int, int] | None = None) -> bool:
@@ -118,6 +170,7 @@ class SessionResult(BaseModel):
     result_calls: int
     gold_calls: int
     violations: int
+    wrong_calls: int = 0
     redundant: int
     turns: int
     seconds: list[float]
@@ -145,6 +198,7 @@ def score_session(scenario: dict, transcript: Transcript,
                          events=sorted({e["kind"] for e in scenario.get("oow", [])}) or ["none"],
                          success=not reason, reason=reason, progress=progress, matched=matched,
                          result_calls=len(result), gold_calls=len(gold), violations=violations,
+                         wrong_calls=wrong_calls_executed(scenario, executed),
                          redundant=redundant_asks(scenario, transcript), turns=len(transcript.messages),
                          seconds=transcript.seconds)
 
@@ -166,6 +220,7 @@ def summarize(results: list[SessionResult]) -> dict:
         "tool_precision": round(precision, 4), "tool_recall": round(recall, 4),
         "tool_f1": round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0,
         "flow_violations": sum(r.violations for r in results),
+        "wrong_calls_executed": sum(r.wrong_calls for r in results),
         "turns_per_session": round(sum(r.turns for r in successes) / len(successes), 2) if successes else None,
         "redundant_asks": sum(r.redundant for r in results),
         "turn_latency_ms": {"p50": round(percentile(seconds, 50) * 1000, 1),

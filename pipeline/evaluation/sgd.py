@@ -241,7 +241,7 @@ def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: C
             asked.append(str(answer.get("slot")))
             message = case.answers.get(str(answer.get("slot")), NOT_GIVEN)
         elif reply_kind == "confirm":
-            message = "Yes, that's right."
+            message = confirm_answer(case, pack, api, answer)
     optional = pack.spec.apis[api].optional if api else {}
     calls = executed()
     success = any(name == api and same_call(pack.normalizers, optional, args, case.target) for name, args in calls)
@@ -249,6 +249,25 @@ def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: C
                               turns=len(seconds), asked=asked, seconds=seconds,
                               executed=[f"{n}({', '.join(f'{k}={v}' for k, v in a.items())})" for n, a in calls],
                               target=f"{api}({', '.join(f'{k}={v}' for k, v in case.target.items())})")
+
+
+def confirm_answer(case: Conversation, pack, api: str | None, reply: dict) -> str:
+    """The user on a read-back, as the sessions SPEC's user: yes when the call is the dialogue's, else the
+    dialogue's words for the first argument that differs, or a plain no."""
+    from pipeline.evaluation.sessions import NO, NO_WITH, YES
+
+    optional = pack.spec.apis[api].optional if api else {}
+    for call in reply.get("calls") or []:
+        args = {name: value for name, value in call["args"].items() if not isinstance(value, dict)}
+        if call["api"] == api and same_call(pack.normalizers, optional, args, case.target):
+            continue
+        if call["api"] != api:
+            return NO
+        wrong = next((name for name in [*args, *case.target] if not same_call(
+            pack.normalizers, optional, {k: v for k, v in args.items() if k == name},
+            {k: v for k, v in case.target.items() if k == name})), None)
+        return NO_WITH + case.answers[wrong] if wrong in case.answers else NO
+    return YES
 
 
 def executed_values(state) -> list[tuple[str, dict[str, str]]]:

@@ -51,6 +51,7 @@ def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, 
 _TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
                         r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
                         re.IGNORECASE)
+_CUT_CLOCK = re.compile(r":\d")  # what follows an hour cut off from its minutes
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
 
@@ -193,8 +194,10 @@ def value_readings(pack: Pack, text: str, today: date) -> dict[str, Readings]:
         elif spec.normalizer in ("integer", "time"):
             # Counts and times outside phone numbers; a count is never part of a time, and a time says it
             # is one ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
+            # Nor is the hour of a clock time written with its minutes a time of its own ("at 8" of "at 8:30").
             pool = [sp for sp in plain if (spec.normalizer == "integer" and not _overlaps(sp, times + readable_periods))
-                    or (spec.normalizer == "time" and _TIME_MARK.search(text[sp[0]:sp[1]]))]
+                    or (spec.normalizer == "time" and _TIME_MARK.search(text[sp[0]:sp[1]])
+                        and not _CUT_CLOCK.match(text, sp[1]))]
             normalize = NORMALIZERS[spec.normalizer]
             values = {sp: normalize(text[sp[0]:sp[1]]) for sp in pool}
             read = _smallest([sp for sp in pool if values[sp] is not None], values)

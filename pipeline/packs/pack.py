@@ -88,6 +88,8 @@ class Api(StrictModel):
     returns: list[str] = Field([], description="the fields of the call's answer (SGD result slots); a later "
                                                "argument of the same name takes that field of the output")
     after: list[str] = Field([], description="APIs that must have run before this one (a PDL precondition)")
+    effects: bool = Field(False, description="it changes the world (books, pays, sends, creates, updates): in a "
+                                             "conversation the agent reads its values back and runs it only on a yes")
     http: HttpBinding | None = None
 
 

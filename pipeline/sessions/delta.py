@@ -185,18 +185,38 @@ def _has_value(pack: Pack, given, predicate: str) -> bool:
     return any(name in given.values or name in given.normalized for name in related)
 
 
-def asked_goals(pack: Pack, state: SessionState, message: str) -> list[str]:
+def asked_goals(pack: Pack, state: SessionState, message: str, new_only: bool = True) -> list[str]:
     """The goals a later message asks for that the session does not have yet ("oh, and pull the P&L for
     March too"): a clause of it asks for the goal (retrieval, as for an opening) and asks the agent to act;
-    a question about the business ("do you charge for this?") adds nothing. One-goal packs add nothing."""
+    a question about the business ("do you charge for this?") adds nothing. One-goal packs add nothing.
+    With `new_only` false, the goals it asks for that the session has too."""
     from pipeline.retrieval.retrievers import get_retriever
     from pipeline.retrieval.speech_acts import requests_action
 
     if len(pack.requestable_goals()) < 2:
         return []
-    have = {g.goal for g in state.goals}
+    have = {g.goal for g in state.goals} if new_only else set()
     return [scored.goal for scored in get_retriever(pack).by_clause(message)
             if scored.goal not in have and requests_action(scored.source)]
+
+
+def correcting_slot(pack: Pack, state: SessionState, text: str) -> tuple[str, str] | None:
+    """The free-text value a no to a read-back corrects, read as if it had been asked: of the read-back's
+    values that free words could be (a name, a description), the one whose description the words are
+    closest to. None when the read-back has none."""
+    if not state.awaiting or not text.strip():
+        return None
+    choices = []
+    for call in state.awaiting:
+        for argument, value in call.args.items():
+            if isinstance(value, str) and _family(pack, argument) in FREE_FAMILIES:
+                gid = next((g.goal_id for g in state.goals if argument in g.values or argument in g.normalized), None)
+                if gid is not None and (gid, argument) not in choices:
+                    choices.append((gid, argument))
+    if not choices:
+        return None
+    chosen = _closest_slot(pack, text, [argument for _, argument in choices])
+    return next(choice for choice in choices if choice[1] == chosen)
 
 
 def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
@@ -218,7 +238,8 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
     by_rules = candidate_strings(readings)
     candidates = _without_old_values(text, candidate_strings(link_values(pack, text, readings)))
     answering = _without_old_values(text, by_rules) if pending else candidates
-    switching = SWITCH_WORDS.search(text) is not None
+    # Words said to a read-back correct it: a value there changes the one given, cue or not.
+    switching = SWITCH_WORDS.search(text) is not None or state.awaiting is not None
     by_id = {g.goal_id: g for g in state.goals}
     pending_goal, pending_arg = pending or (None, None)
 
@@ -266,6 +287,8 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         free = family in FREE_FAMILIES
         if family in taken or any(s.predicate == predicate for s in slots):
             continue
+        if free and state.awaiting is not None:
+            continue  # free words said to a read-back correct only the value a no points at (correcting_slot)
         if free and answered:
             # Besides an answer, only a person's whole name written as one is taken unasked, and then it is
             # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context.

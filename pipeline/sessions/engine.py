@@ -1,11 +1,17 @@
 """The session engine: each user message becomes a delta of the session's facts, the whole state is
 planned again (materialize, compile, plan: a switch or a jump is safe because nothing is patched), and
-the plan is carried out up to its next question to the user or its end.
+the plan's questions are asked first, then its calls are carried out.
 
 Post-decision controller: a call runs only when the plan reaches it with every argument bound, each
 output it takes from a call that has already run; a call identical to one already carried out is not
 carried out again (its output is reused); a value the pack's normaliser cannot read is asked again,
-saying why.
+saying why. A call with effects (the pack's `effects: true`) is read back first and runs only on a yes.
+
+Repair moves (language.moves): a yes or a no to a read-back, a correction in the no; "cancel" ends the
+session with nothing more carried out; a request for a person hands the conversation off with what it has
+so far; "I don't know" is explained once, then handed off. Never a loop: a question the user could not
+answer is asked twice at most (the second time with what it accepts), and off-topic messages in a row and
+messages in all are bounded; past a bound the conversation is handed off, with the reason.
 """
 
 from __future__ import annotations
@@ -13,12 +19,14 @@ from __future__ import annotations
 import itertools
 import re
 
+from pipeline.language.moves import read_moves
+from pipeline.retrieval.speech_acts import requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, translate_delta
+from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, correcting_slot, translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
 
@@ -40,6 +48,61 @@ def question_for(argument: str, spec: ArgumentType | None) -> str:
     values = f"{', '.join(spec.values[:-1])} or {spec.values[-1]}" if spec and 1 < len(spec.values) <= 6 else ""
     detail = "; ".join(part for part in (about, values) if part)
     return f"Please tell me the {words}" + (f" ({detail})" if detail else "") + "."
+
+
+MAX_STRIKES = 2       # answers in a row that leave one question standing before a handoff
+MAX_ASIDES = 3        # off-topic messages in a row before a handoff
+MAX_MESSAGES = 30     # user messages in a session before a handoff
+
+
+def what_it_takes(spec: ArgumentType | None) -> str:
+    """What a value may look like, for a question asked again: the closed list, else examples."""
+    if spec is None:
+        return ""
+    if spec.values:
+        return "It is one of: " + ", ".join(spec.values[:8]) + "."
+    if spec.examples:
+        return "For example: " + ", ".join(f"'{e}'" for e in spec.examples[:3]) + "."
+    return ""
+
+
+def _values_behind(pool: list[Call], call: Call) -> list[str]:
+    """A call's values in words; an output it takes is the field of a found record it names, else it
+    stands for the values the earlier call was given. `pool`: the calls its refs point into."""
+    parts: list[str] = []
+    for argument, value in call.args.items():
+        words = argument.replace("_", " ")
+        if not isinstance(value, dict):
+            found = [f"the {words} {value}"]
+        elif argument in getattr(pool[value["ref"]], "fields", {}):  # a found record's field: a value itself
+            found = [f"the {words} {pool[value['ref']].fields[argument]}"]
+        else:  # an id: the values it was made from
+            found = _values_behind(pool, pool[value["ref"]])
+        parts += [p for p in found if p not in parts]
+    return parts
+
+
+def read_back(pack: Pack, calls: list[Call], state: SessionState) -> str:
+    """Calls about to run, in words: what each with effects does, and every value behind them (those of
+    the calls whose outputs they take too: an id means nothing to the user), before the user says yes."""
+    pool = [*state.executed, *calls]
+    parts: list[str] = []
+    for call in calls:
+        if pack.spec.apis[call.api].effects:
+            parts += [p for p in _values_behind(pool, call) if p not in parts]
+    what = "; ".join((pack.spec.apis[c.api].description or c.api.replace("_", " ")).rstrip(".")
+                     for c in calls if pack.spec.apis[c.api].effects)
+    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + (parts[-1] if parts else "")
+    return f"I am about to carry this out: {what}" + (f", with {listed}" if listed else "") + ". Shall I go ahead?"
+
+
+def summary(pack: Pack, state: SessionState) -> str:
+    """What the session has so far, for the person it is handed to."""
+    goals = "; ".join(f"{g.goal.replace('_', ' ')}" + (" with " + ", ".join(
+        f"{a.replace('_', ' ')} {v}" for a, v in (g.normalized or g.values).items()) if g.values else "")
+        for g in state.goals) or "no request understood"
+    done = ", ".join(c.api.replace("_", " ") for c in state.executed) or "nothing"
+    return f"So far: {goals}. Carried out: {done}."
 
 
 def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
@@ -156,14 +219,45 @@ class SessionEngine:
             run = new_run(message, state.domain, state.today, translator=self.translator)
             return TurnInput(turn=turn, message=message, opening=run_stage(run, "translate"))
         pack = load_pack(state.domain)
+        moves = read_moves(message)
+        if state.awaiting is not None and (moves.bare or (not moves.rest and "deny" in moves.found)):
+            # a plain yes or no to a read-back: nothing to translate (a lone "nope" is no restaurant's name)
+            return TurnInput(turn=turn, message=message, move=self._move(state, moves.found, False))
+        # After a yes or a no to a read-back, the rest of the message is what may correct a value; free
+        # words there are read as the read-back's closest free value, as if it had been asked.
+        read, view = message, state
+        if state.awaiting is not None and moves.rest:
+            read = moves.rest
+            if "deny" in moves.found:
+                view = state.model_copy(update={"pending": correcting_slot(pack, state, read)})
         try:
-            delta = translate_delta(pack, state, message, backend_for(self.translator))
+            delta = translate_delta(pack, view, read, backend_for(self.translator))
             added = None
             if asked_goals(pack, state, message):  # it asks for more: translated as a request of its own
                 added = run_stage(new_run(message, state.domain, state.today, translator=self.translator), "translate")
+            # A message that asks for a goal the session has ("and get me someone about it", where a call
+            # with a person is the pack's service) is that goal, no request to leave the conversation.
+            goal_named = added is not None or bool(asked_goals(pack, state, message, new_only=False))
         except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
             return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
-        return TurnInput(turn=turn, message=message, facts=delta.facts, delta_ir=delta.raw, added=added)
+        found = moves.found if requests_action(message) else moves.found - {"human"}
+        return TurnInput(turn=turn, message=message, facts=delta.facts, delta_ir=delta.raw, added=added,
+                         move=self._move(state, found, bool(delta.facts) or goal_named))
+
+    @staticmethod
+    def _move(state: SessionState, found: frozenset[str], gives: bool) -> str | None:
+        """The move that counts: cancel, a person or "I don't know" only when the message gives no value
+        and asks for no goal (a pack may serve a call with a person, or cancelling a booking), and a person
+        only when asked for (not "am I talking to a person?"); a yes or a no only to a read-back."""
+        if not gives:
+            for move in ("cancel", "human", "dont_know"):
+                if move in found:
+                    return move
+        if state.awaiting is not None:
+            for move in ("affirm", "deny"):
+                if move in found:
+                    return move
+        return None
 
     def advance(self, state: SessionState, turn_input: TurnInput) -> tuple[Reply, Run | None]:
         """The symbolic half: write the turn's facts into the state, plan it again and carry the plan out
@@ -183,6 +277,10 @@ class SessionEngine:
             return reply, None
         pack = load_pack(state.domain)
         turn = turn_input.turn
+        ended = self._ending_move(state, pack, turn_input)
+        if ended is not None:
+            state.turns.append(Turn(message=turn_input.message, kind=turn_input.move or "unrelated", reply=ended))
+            return ended, None
         if turn_input.opening is not None:
             run = turn_input.opening
             kind, delta_ir = "opening", run.ir or ""
@@ -199,6 +297,13 @@ class SessionEngine:
             delta_ir = turn_input.delta_ir
             if turn_input.added is not None and add_goals(pack, state, turn_input.added, turn):
                 kind, delta_ir = "added", delta_ir + (turn_input.added.ir or "")
+            if state.awaiting is not None and kind in ("switch", "jump", "added"):
+                state.awaiting = None  # a correction: what is read back next has the new values
+            elif turn_input.move == "affirm" and state.awaiting is not None:
+                state.confirmed += state.awaiting
+                state.awaiting, kind = None, "affirm"
+            elif turn_input.move in ("deny", "dont_know"):
+                kind = turn_input.move
             run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
         if run.materialized is not None:
             by_id = {g.goal_id: g for g in state.goals}
@@ -208,38 +313,133 @@ class SessionEngine:
                 given = by_id.get(workflow_goal_id(goal.goal_id, by_id.keys()))
                 if given is not None:
                     given.normalized.update({a: b.value for a, b in goal.args.items() if b.kind == "value"})
-        reply = self._carry_out(state, pack, run, kind, turn)
+        reply = self._bounded(state, pack, self._carry_out(state, pack, run, kind, turn), kind)
         state.turns.append(Turn(message=turn_input.message, delta_ir=delta_ir, kind=kind, reply=reply, run_id=run.id))
         return reply, run
+
+    # --- repair moves and bounds ------------------------------------------------------------------
+    def _end(self, state: SessionState, kind: str, text: str, reason: str) -> Reply:
+        state.ended, state.end_reason, state.pending, state.awaiting = kind, reason, None, None
+        return Reply(kind=kind, text=text, executed=state.calls())
+
+    def _handoff(self, state: SessionState, pack: Pack, why: str) -> Reply:
+        return self._end(state, "handoff", f"I am passing you to a person: {why}. {summary(pack, state)}", why)
+
+    def _ending_move(self, state: SessionState, pack: Pack, turn_input: TurnInput) -> Reply | None:
+        """A message that ends the session before anything is planned: cancel, a person, too many messages."""
+        if turn_input.opening is not None:
+            return None
+        if turn_input.move == "cancel":
+            return self._end(state, "fail", "Cancelled as you asked: nothing more will be carried out. "
+                             + summary(pack, state), "cancelled by the user")
+        if turn_input.move == "human":
+            return self._handoff(state, pack, "you asked for a person")
+        if len(state.turns) + 1 >= MAX_MESSAGES:
+            return self._handoff(state, pack, f"this conversation reached {MAX_MESSAGES} messages")
+        return None
+
+    def _bounded(self, state: SessionState, pack: Pack, reply: Reply, kind: str) -> Reply:
+        """Count the answers that left the question standing; the second time a question is asked again it
+        says what it accepts (or, after "I don't know", why it is needed); past the bound, a handoff."""
+        if reply.kind not in ("ask", "confirm"):
+            state.strikes = 0
+            return reply
+        last = state.turns[-1].reply if state.turns else None
+        same = last is not None and last.kind == reply.kind and last.slot == reply.slot and last.calls == reply.calls
+        if not same:
+            state.strikes = 0
+            return reply
+        asides = 0
+        for earlier in reversed(state.turns):
+            if earlier.kind != "unrelated":
+                break
+            asides += 1
+        if kind == "unrelated":
+            if asides + 1 >= MAX_ASIDES:
+                return self._handoff(state, pack, f"{MAX_ASIDES} messages in a row were about something else")
+            return reply
+        if kind not in ("answer", "dont_know", "deny"):  # other values given (a jump): progress, no strike
+            return reply
+        state.strikes += 1
+        if state.strikes >= MAX_STRIKES:
+            asked = reply.slot.replace("_", " ") if reply.slot else "a yes or the right values"
+            return self._handoff(state, pack, f"I could not get {asked} from your answers")
+        if kind == "dont_know" and reply.kind == "ask":
+            goal = next((g.goal for g in state.goals if state.pending and g.goal_id == state.pending[0]), None)
+            why = pack.spec.goals[goal].description.rstrip(".") if goal in pack.spec.goals else "carry this out"
+            return reply.model_copy(update={"text": f"I need the {reply.slot.replace('_', ' ')} to go on ({why}); "
+                                                    f"if you do not have it, I can pass you to a person. {reply.text}"})
+        if reply.kind == "ask":
+            hint = what_it_takes(pack.spec.arguments.get(reply.slot or ""))
+            return reply.model_copy(update={"text": f"{reply.text} {hint}".strip()})
+        return reply.model_copy(update={"text": "Which value should I change? Tell me the right one, or say "
+                                                "cancel. " + reply.text})
 
     # --- carrying the plan out --------------------------------------------------------------------
     def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, turn: int) -> Reply:
         if run.failure is not None or run.plan is None:
-            state.ended = "fail"
             message = run.failure.message if run.failure else "no plan"
-            return Reply(kind="fail", text=message, executed=state.calls())
+            return self._end(state, "fail", message, message)
         try:
             executor = get_executor(state.executor, pack, session_id=state.id, recorded=state.recorded)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
-            state.ended = "fail"
-            return Reply(kind="fail", text=f"an API call failed: {exc}", executed=state.calls())
+            return self._end(state, "fail", f"an API call failed: {exc}", f"an API call failed: {exc}")
 
     def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
-        executed_at: dict[int, int] = {}  # plan call -> index in state.executed
-        result: list[Call] = []
-        for i, call in enumerate(run.plan.calls):
+        # Every question before any call: a value the user changes later ("make it Q2 instead") then
+        # changes what runs, instead of leaving a call made with the old value behind.
+        for call in run.plan.calls:
             missing = [argument for argument, bound in call.args.items() if bound.get_info]
             if missing:
                 return self._ask(state, pack, run, call.goal_id, missing[0], kind)
-            args = {argument: bound.value if bound.value is not None else {"ref": executed_at[bound.ref]}
-                    for argument, bound in call.args.items()}
-            executed_at[i] = self._run_once(state, call.api, args, executor, turn)
-            result.append(Call(api=call.api, args={a: b.value if b.value is not None else {"ref": b.ref}
-                                                   for a, b in call.args.items()}))
-        state.pending, state.ended = None, "done"
-        outputs = ", ".join(f"{state.executed[j].api} -> {state.executed[j].output}" for j in executed_at.values())
+        to_run, position = self._still_to_run(state, run)
+        # A lookup whose answer a call with effects takes a field of (the salon a search found) runs
+        # before the read-back: the user confirms what was found, not a search.
+        while (shown := next((c for c in to_run if self._shows_a_record(pack, c, to_run, len(state.executed))),
+                             None)) is not None:
+            self._run_once(state, shown.api, shown.args, executor, turn)
+            to_run, position = self._still_to_run(state, run)
+        # Anything with effects is read back before the other calls run, the lookups it depends on
+        # included: a value read wrong is corrected before any call is made with it.
+        unconfirmed = [c for c in to_run if pack.spec.apis[c.api].effects and c not in state.confirmed]
+        if unconfirmed:
+            state.pending, state.awaiting = None, to_run
+            return Reply(kind="confirm", text=read_back(pack, to_run, state), calls=to_run, executed=state.calls())
+        for call in to_run:
+            self._run_once(state, call.api, call.args, executor, turn)
+        result = [Call(api=call.api, args={a: b.value if b.value is not None else {"ref": b.ref}
+                                           for a, b in call.args.items()}) for call in run.plan.calls]
+        state.pending, state.ended, state.end_reason = None, "done", "carried out"
+        outputs = ", ".join(f"{state.executed[j].api} -> {state.executed[j].output}" for j in position.values())
         return Reply(kind="done", text=f"Done: {outputs}.", executed=state.calls(), result=result)
+
+    @staticmethod
+    def _still_to_run(state: SessionState, run: Run) -> tuple[list[Call], dict[int, int]]:
+        """The plan's calls not carried out yet, each ref a place in `executed` followed by these calls
+        (where each will be once carried out, in this order), and each plan call's place."""
+        position: dict[int, int] = {}
+        to_run: list[Call] = []
+        for i, call in enumerate(run.plan.calls):
+            args = {argument: bound.value if bound.value is not None else {"ref": position[bound.ref]}
+                    for argument, bound in call.args.items()}
+            done = next((j for j, c in enumerate(state.executed) if c.api == call.api and c.args == args), None)
+            if done is None:
+                done = len(state.executed) + len(to_run)
+                to_run.append(Call(api=call.api, args=args))
+            position[i] = done
+        return to_run, position
+
+    @staticmethod
+    def _shows_a_record(pack: Pack, call: Call, to_run: list[Call], executed: int) -> bool:
+        """Whether a call without effects, taking only outputs already there, gives a later call with
+        effects a field of its answer."""
+        api = pack.spec.apis[call.api]
+        if api.effects or any(isinstance(v, dict) and v["ref"] >= executed for v in call.args.values()):
+            return False
+        place = executed + to_run.index(call)
+        return any(pack.spec.apis[later.api].effects and name in api.returns and value == {"ref": place}
+                   for later in to_run for name, value in later.args.items())
 
     def _run_once(self, state: SessionState, api: str, args: dict, executor: Executor, turn: int) -> int:
         """Carry out a call (its refs must point at calls already carried out), or reuse the identical one."""

@@ -1,5 +1,5 @@
-"""A session's state and the reply protocol of the sessions benchmark (`kind` ask/done/fail, `slot`,
-`text`, `executed`, `result`)."""
+"""A session's state and the reply protocol of the sessions benchmark (`kind` ask/confirm/done/fail/handoff,
+`slot`, `text`, `calls`, `executed`, `result`)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,12 @@ class ExecutedCall(Call):
 
 
 class Reply(BaseModel):
-    kind: Literal["ask", "done", "fail"]
+    kind: Literal["ask", "confirm", "done", "fail", "handoff"]
     slot: str | None = None
     text: str
+    calls: list[Call] | None = Field(None, description="confirm: the calls about to run (some with effects), "
+                                                       "in `executed`'s format, a ref a place in `executed` "
+                                                       "followed by these calls; none runs before a yes")
     executed: list[Call] = []
     result: list[Call] | None = None
 
@@ -52,7 +55,8 @@ class Given(BaseModel):
 class Turn(BaseModel):
     message: str
     delta_ir: str = Field("", description="the facts this message gave or changed")
-    kind: Literal["opening", "answer", "jump", "switch", "added", "unrelated"] = "answer"
+    kind: Literal["opening", "answer", "jump", "switch", "added", "unrelated",
+                  "affirm", "deny", "cancel", "human", "dont_know"] = "answer"
     reply: Reply
     run_id: str | None = Field(None, description="the Run that planned this turn")
 
@@ -67,6 +71,8 @@ class TurnInput(BaseModel):
     facts: list[tuple[str, str, str]] = Field([], description="a later message: (goal id, predicate, words)")
     delta_ir: str = ""
     error: str | None = Field(None, description="the message could not be translated (the LLM failed)")
+    move: str | None = Field(None, description="what the message does besides giving values (language.moves): "
+                                               "affirm, deny, cancel, human or dont_know, where it counts")
 
 
 class RecordedCall(BaseModel):
@@ -88,8 +94,12 @@ class SessionState(BaseModel):
     executed: list[ExecutedCall] = []
     pending: tuple[str, str] | None = Field(None, description="(goal id, argument) the agent asked for")
     asked: list[str] = Field([], description="every slot asked, in order (repeats show redundant asks)")
+    awaiting: list[Call] | None = Field(None, description="calls read back to the user, waiting for a yes")
+    confirmed: list[Call] = Field([], description="calls with effects the user said yes to")
+    strikes: int = Field(0, description="answers in a row that left the standing question unanswered")
     turns: list[Turn] = []
-    ended: Literal["done", "fail"] | None = None
+    ended: Literal["done", "fail", "handoff"] | None = None
+    end_reason: str | None = Field(None, description="why the session ended (done, cancelled, a failure, a handoff)")
 
     def calls(self) -> list[Call]:
         """The calls carried out so far, without what they returned (what a reply lists)."""

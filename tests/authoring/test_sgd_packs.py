@@ -102,6 +102,9 @@ def test_a_replayed_search_result_feeds_the_booking(packs):
           '_appointment_date(g2, "march 8").\n_appointment_time(g2, "10am").\n')
     reply, _run = engine.advance(state, TurnInput(turn=0, message="find a salon in portland and book it",
                                                   opening=new_run("", "grooming_1", TODAY, ir=ir)))
+    # The booking (a transactional intent) is read back with the salon found, and runs on a yes.
+    assert reply.kind == "confirm" and "Shaggy Chic" in reply.text and len(state.executed) == 1, reply.text
+    reply = engine.reply(state, "yes")
     assert reply.kind == "done", reply.text
     search, booking = state.executed
     assert search.fields["salon_name"] == "Shaggy Chic"

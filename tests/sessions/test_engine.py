@@ -19,6 +19,15 @@ def engine():
     return SessionEngine("hf")
 
 
+def agreed(engine, state, reply):
+    """The user's yes to a read-back: a call with effects has not run before it, and runs after it."""
+    if reply.kind != "confirm":
+        return reply
+    assert not any(c.api == call.api and c.args == call.args for c in state.executed for call in reply.calls), \
+        "ran before the yes"
+    return engine.reply(state, "yes, go ahead")
+
+
 def test_an_unrelated_turn_gives_nothing_and_the_question_is_asked_again(engine):
     state = engine.open("quickbooks", TODAY)
     first = engine.reply(state, "pull the sales report and get me a person on the line about it")
@@ -35,7 +44,7 @@ def test_a_value_in_passing_changes_nothing_given_without_a_switch_cue(engine):
     again = engine.reply(state, "random thought, will it snow today?")
     assert again.kind == "ask" and again.slot == "contact_channel"
     assert state.turns[-1].kind == "unrelated" and again.executed == first.executed
-    done = engine.reply(state, "a phone call works")
+    done = agreed(engine, state, engine.reply(state, "a phone call works"))
     assert done.kind == "done", done.text
     assert done.result[0].args == {"start_date": "07/01/2024", "end_date": "09/30/2024"}
 
@@ -49,6 +58,7 @@ def test_a_goal_asked_for_mid_session_joins_it_and_a_question_about_the_business
     reply = engine.reply(state, "oh and also run the profit and loss for March 2024")
     assert state.turns[-1].kind == "added" and reply.kind == "ask" and reply.slot == "contact_channel"
     reply = engine.reply(state, "a video call")
+    reply = agreed(engine, state, reply)
     assert reply.kind == "done", reply.text
     calls = {c.api: c.args for c in reply.result}
     assert calls["profit_loss_api"] == {"start_date": "03/01/2024", "end_date": "03/31/2024"}
@@ -66,26 +76,28 @@ def test_a_jump_is_kept_and_never_asked_for(engine):
     assert state.turns[-1].kind == "jump" and reply.kind == "ask" and reply.slot != other
     answer = "dana@kimworks.com" if other == "customer_phone" else "415-555-0101"
     reply = engine.reply(state, answer)
+    reply = agreed(engine, state, reply)
     assert reply.kind == "done", reply.text
     assert [s for s in state.asked if s == other] == []
     (call,) = reply.result
     assert call.args["customer_phone"] == "415-555-0101" and call.args["customer_email"] == "dana@kimworks.com"
 
 
-def test_a_switch_redoes_a_call_already_carried_out_with_the_new_value(engine):
+def test_a_switch_before_the_calls_run_changes_what_runs_and_nothing_runs_with_the_old_value(engine):
     state = engine.open("quickbooks", TODAY)
     reply = engine.reply(state, "show me expenses for Q1 2024 and then connect me with an agent about it")
     assert reply.kind == "ask" and reply.slot == "contact_channel"
-    assert [c.api for c in reply.executed] == ["expense_spend_api"]
+    assert reply.executed == []  # every question first: nothing runs on a value the user may still change
     reply = engine.reply(state, "hmm, actually make the expenses Q2 2024 instead")
     assert state.turns[-1].kind == "switch" and reply.kind == "ask"
     reply = engine.reply(state, "chat is fine")
+    reply = agreed(engine, state, reply)
     assert reply.kind == "done", reply.text
     expenses = [c for c in reply.executed if c.api == "expense_spend_api"]
-    assert [c.args["start_date"] for c in expenses] == ["01/01/2024", "04/01/2024"]
+    assert [c.args["start_date"] for c in expenses] == ["04/01/2024"]
     assert reply.result[0].args == {"start_date": "04/01/2024", "end_date": "06/30/2024"}
     assert reply.result[1].args["contact_topic"] == {"ref": 0}
-    # The contact call takes the output of the report carried out last, never one not yet carried out.
+    # The contact call takes the output of the report, carried out before it.
     contact = next(c for c in reply.executed if c.api == "contact_us_api")
     assert contact.args["contact_topic"] == {"ref": reply.executed.index(expenses[-1])}
 
@@ -95,6 +107,7 @@ def test_a_span_of_days_answers_a_date_slot_with_the_whole_period(engine):
     reply = engine.reply(state, "I need a profit and loss report")
     assert reply.kind == "ask" and reply.slot == "start_date"
     reply = engine.reply(state, "from february through april of this year")
+    reply = agreed(engine, state, reply)
     assert reply.kind == "done", reply.text
     assert reply.result[0].args == {"start_date": "02/01/2024", "end_date": "04/30/2024"}
     assert "end_date" not in state.asked
@@ -109,16 +122,16 @@ def test_out_of_domain_and_unknown_domain(engine):
 
 
 def test_chat_jsonl_prints_one_reply_object_per_message_and_nothing_else():
-    messages = ["I want to talk to someone about payroll", "over the phone please"]
+    messages = ["I want to talk to someone about payroll", "over the phone please", "yes"]
     out = subprocess.run([sys.executable, "-m", "nesyplan.cli", "chat", "--domain", "quickbooks", "--today", TODAY,
                           "--jsonl"], input="".join(json.dumps(m) + "\n" for m in messages),
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     replies = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [r["kind"] for r in replies] == ["ask", "done"] and replies[0]["slot"] == "contact_channel"
-    assert replies[1]["result"] == [{"api": "contact_us_api",
-                                     "args": {"contact_topic": "Payroll", "contact_channel": "phone"}}]
-    assert replies[1]["executed"] == replies[1]["result"]
+    assert [r["kind"] for r in replies] == ["ask", "confirm", "done"] and replies[0]["slot"] == "contact_channel"
+    call = {"api": "contact_us_api", "args": {"contact_topic": "Payroll", "contact_channel": "phone"}}
+    assert replies[1]["calls"] == [call] and replies[1]["executed"] == []  # read back, not yet run
+    assert replies[2]["result"] == [call] and replies[2]["executed"] == replies[2]["result"]
 
 
 def test_a_workflow_runs_no_api_before_the_calls_it_needs_even_when_the_user_jumps_ahead(engine):
@@ -131,6 +144,7 @@ def test_a_workflow_runs_no_api_before_the_calls_it_needs_even_when_the_user_jum
     reply = engine.reply(state, "put it under Maya Lindgren, my number is 312 555 0147")
     assert state.turns[-1].kind == "jump" and reply.slot == "restaurant_name" and reply.executed == []
     reply = engine.reply(state, "The Copper Pot")
+    reply = agreed(engine, state, reply)
     assert reply.kind == "done", reply.text
     executed = [c.model_dump() for c in reply.executed]
     assert [c["api"] for c in executed] == ["find_restaurant", "check_availability", "book_table"]

@@ -120,6 +120,8 @@ def test_a_session_books_through_the_api_with_normalised_values(api, http_sessio
         if reply.kind == "ask":
             assert reply.slot in ANSWERS, reply
             reply = engine.reply(state, ANSWERS[reply.slot])
+    assert reply.kind == "confirm" and len(api.rows("bookings")) == before  # read back: nothing booked yet
+    reply = engine.reply(state, "yes")
     assert reply.kind == "done", reply
     booked = api.rows("bookings")
     assert len(booked) == before + 1
@@ -135,8 +137,8 @@ def test_a_timeout_fails_the_session_with_its_reason_and_nothing_after_it_runs(a
     api.faults(**{"/restaurants/r2/availability": {"delay_s": 3}})
     started = time.monotonic()
     reply = engine.reply(state, OPENING)
-    while reply.kind == "ask":
-        reply = engine.reply(state, ANSWERS[reply.slot])
+    while reply.kind in ("ask", "confirm"):
+        reply = engine.reply(state, "yes" if reply.kind == "confirm" else ANSWERS[reply.slot])
     assert reply.kind == "fail" and "check_availability failed after 2 attempts: no answer within 1 s" in reply.text
     assert time.monotonic() - started < 30
     assert [c.api for c in state.executed] == ["find_restaurant"]  # what ran before the failure, nothing after

@@ -59,10 +59,10 @@ def test_a_conversation_over_http_asks_books_and_shows_every_turn(service):
     service.start_worker("cpu", queues="symbolic")
     session_id = open_session(service)
     reply = say(service, session_id, OPENING)
-    for _ in range(6):
-        if reply["kind"] != "ask":
+    for _ in range(7):
+        if reply["kind"] not in ("ask", "confirm"):
             break
-        reply = say(service, session_id, ANSWERS[reply["slot"]])
+        reply = say(service, session_id, "yes" if reply["kind"] == "confirm" else ANSWERS[reply["slot"]])
     assert reply["kind"] == "done", reply
     assert [call["api"] for call in reply["result"]] == ["find_restaurant", "check_availability", "book_table"]
     view = service.http.get(f"/v1/sessions/{session_id}").json()
