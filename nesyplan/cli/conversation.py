@@ -104,15 +104,44 @@ def eval_sessions(dataset: Path = typer.Option(..., exists=True, dir_okay=False,
     if json_out:
         print(json.dumps(summary, indent=2))
         return
-    table = Table("set", "sessions", "success", "progress", "tool F1", "violations", "redundant asks", "turns",
-                  title=f"sessions: {dataset}")
+    table = Table("set", "sessions", "success", "progress", "tool F1", "violations", "wrong calls", "redundant asks",
+                  "turns", title=f"sessions: {dataset}")
     rows = [("all", summary)] + [(f"domain {k}", v) for k, v in summary["by_domain"].items()] + \
         [(f"event {k}", v) for k, v in summary["by_event"].items()]
     for name, m in rows:
         table.add_row(name, str(m["sessions"]), f"{m['success_rate']:.1%}", f"{m['task_progress']:.1%}",
-                      f"{m['tool_f1']:.3f}", str(m["flow_violations"]), str(m["redundant_asks"]),
+                      f"{m['tool_f1']:.3f}", str(m["flow_violations"]), str(m["wrong_calls_executed"]),
+                      str(m["redundant_asks"]),
                       str(m["turns_per_session"]))
     console.print(table)
     console.print(f"turn latency {summary['turn_latency_ms']}", markup=False, highlight=False)
     for failure in summary["failures"]:
         console.print(f"  {failure['id']}: {failure['reason']}", markup=False, highlight=False)
+
+
+@app.command("test-conversations")
+def test_conversations(folder: Path = typer.Argument(..., exists=True, file_okay=False,
+                                                    help="a folder of conversation cases (*.yaml)"),
+                       translator: str = typer.Option("hf", help="hf or openai"),
+                       json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Run conversation test cases (user steps, the reply expected after each, how the session ends);
+    exit 1 when one fails."""
+    from pipeline.evaluation.conversations import run_cases
+    from pipeline.sessions.engine import SessionEngine
+
+    try:
+        results = run_cases(SessionEngine(translator), folder)
+    except PackError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    failed = [r for r in results if not r.passed]
+    if json_out:
+        print(json.dumps({"cases": len(results), "passed": len(results) - len(failed),
+                          "failures": [r.model_dump() for r in failed]}, indent=2))
+    else:
+        for r in results:
+            mark = "[green]pass[/]" if r.passed else "[red]FAIL[/]"
+            console.print(f"{mark} {escape(r.file)}: {escape(r.name)}" + (f"\n     {escape(r.failure)}" if r.failure else ""))
+        console.print(f"{len(results) - len(failed)}/{len(results)} cases passed")
+    if failed or not results:
+        raise typer.Exit(1)

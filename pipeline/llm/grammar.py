@@ -51,6 +51,7 @@ def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, 
 _TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
                         r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
                         re.IGNORECASE)
+_ISO_DATE = re.compile(r"(?:19|20)\d\d-[01]?\d-[0-3]?\d")
 _CUT_CLOCK = re.compile(r":\d")  # what follows an hour cut off from its minutes
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
@@ -84,7 +85,8 @@ def _is_contact(span: str) -> bool:
     """A phone number, an email address or a long identifier ("0072 5518") and nothing else."""
     if "@" in span:
         return " " not in span.strip() and NORMALIZERS["email"](span) is not None
-    return bool(_PHONE_LIKE.fullmatch(span.strip())) and len(re.sub(r"\D", "", span)) >= 7
+    return (bool(_PHONE_LIKE.fullmatch(span.strip())) and len(re.sub(r"\D", "", span)) >= 7
+            and not _ISO_DATE.fullmatch(span.strip()))  # 1990-11-02 is a day, written the ISO way
 
 
 def _without_breakdown(counts: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:

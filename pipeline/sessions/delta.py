@@ -141,6 +141,7 @@ def addressed_slots(pack: Pack, state: SessionState, message: str, today: date) 
     return slots
 
 
+_QUESTION = re.compile(r"\?\s*$")
 SWITCH_WORDS = re.compile(r"\b(?:actually|instead|change|changed|rather|i meant|make it|make that|switch)\b", re.I)
 _OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+)?(?P<old>[^,.;!?]+)", re.I)
 
@@ -261,6 +262,8 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         else:
             values = fresh(pending_goal, pending_arg, answering)
             free = _family(pack, pending_arg) in FREE_FAMILIES
+            if free and _QUESTION.search(text):
+                values = []  # a question back ("do they have parking?") names nobody and nothing
             if values and free and _bare_answer(text, values):
                 free = False  # nothing but a value ("The Oak Room"): it answers the question asked
             elif values and free:
@@ -287,7 +290,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         free = family in FREE_FAMILIES
         if family in taken or any(s.predicate == predicate for s in slots):
             continue
-        if free and state.awaiting is not None:
+        if free and (state.awaiting is not None or _QUESTION.search(text)):
             continue  # free words said to a read-back correct only the value a no points at (correcting_slot)
         if free and answered:
             # Besides an answer, only a person's whole name written as one is taken unasked, and then it is

@@ -228,7 +228,7 @@ class SessionEngine:
         read, view = message, state
         if state.awaiting is not None and moves.rest:
             read = moves.rest
-            if "deny" in moves.found:
+            if "deny" in moves.found and "cancel" not in moves.found:  # "no thanks, never mind" corrects nothing
                 view = state.model_copy(update={"pending": correcting_slot(pack, state, read)})
         try:
             delta = translate_delta(pack, view, read, backend_for(self.translator))
@@ -241,8 +241,14 @@ class SessionEngine:
         except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
             return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
         found = moves.found if requests_action(message) else moves.found - {"human"}
-        return TurnInput(turn=turn, message=message, facts=delta.facts, delta_ir=delta.raw, added=added,
-                         move=self._move(state, found, bool(delta.facts) or goal_named))
+        # Free words read unasked ("forget" of "forget it" as a name) do not hide a move; the move drops them.
+        facts = delta.facts
+        kept = [f for f in facts if (f[0], f[1]) == state.pending or _family(pack, f[1]) not in FREE_FAMILIES]
+        move = self._move(state, found, bool(kept) or goal_named)
+        if move in ("cancel", "human", "dont_know"):
+            facts = kept
+        return TurnInput(turn=turn, message=message, facts=facts, delta_ir=delta.raw if facts == delta.facts else "",
+                         added=added, move=move)
 
     @staticmethod
     def _move(state: SessionState, found: frozenset[str], gives: bool) -> str | None:
