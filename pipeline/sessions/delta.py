@@ -201,6 +201,17 @@ def asked_goals(pack: Pack, state: SessionState, message: str, new_only: bool = 
             if scored.goal not in have and requests_action(scored.source)]
 
 
+def corrected_goals(pack: Pack, state: SessionState, message: str) -> list[str]:
+    """Goals of the pack, not the session's, that a no names ("no, I meant the sales report"): what the
+    user asks for instead. A no names them without asking for an action, so any clause counts."""
+    from pipeline.retrieval.retrievers import get_retriever
+
+    if len(pack.requestable_goals()) < 2:
+        return []
+    have = {g.goal for g in state.goals}
+    return [scored.goal for scored in get_retriever(pack).by_clause(message) if scored.goal not in have]
+
+
 def correcting_slot(pack: Pack, state: SessionState, text: str) -> tuple[str, str] | None:
     """The free-text value a no to a read-back corrects, read as if it had been asked: of the read-back's
     values that free words could be (a name, a description), the one whose description the words are

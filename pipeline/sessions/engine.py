@@ -20,13 +20,15 @@ import itertools
 import re
 
 from pipeline.language.moves import read_moves
+from pipeline.llm.prompt import goal_arguments
 from pipeline.retrieval.speech_acts import requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import FREE_FAMILIES, _family, asked_goals, correcting_slot, translate_delta
+from pipeline.sessions.delta import (FREE_FAMILIES, _family, asked_goals, corrected_goals, correcting_slot,
+                                     translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
 
@@ -55,15 +57,23 @@ MAX_ASIDES = 3        # off-topic messages in a row before a handoff
 MAX_MESSAGES = 30     # user messages in a session before a handoff
 
 
+# What a value of a normaliser looks like, for a question asked again when the pack gives no examples.
+VALUE_FORMS = {"integer": "a number, such as 4", "time": "a time, such as 7:30 pm", "date": "a day, such as June 12",
+               "future_date": "a day, such as next Friday or June 12", "amount": "an amount, such as 250",
+               "phone": "a phone number, such as 415-555-0123", "email": "an email address",
+               "digits": "the number, in digits", "person_name": "a name, such as Ana Lopez"}
+
+
 def what_it_takes(spec: ArgumentType | None) -> str:
-    """What a value may look like, for a question asked again: the closed list, else examples."""
+    """What a value may look like, for a question asked again: the closed list, else examples, else the
+    form of its normaliser's values."""
     if spec is None:
         return ""
     if spec.values:
         return "It is one of: " + ", ".join(spec.values[:8]) + "."
     if spec.examples:
         return "For example: " + ", ".join(f"'{e}'" for e in spec.examples[:3]) + "."
-    return ""
+    return f"It is {VALUE_FORMS[spec.normalizer]}." if spec.normalizer in VALUE_FORMS else ""
 
 
 def _values_behind(pool: list[Call], call: Call) -> list[str]:
@@ -233,8 +243,11 @@ class SessionEngine:
         try:
             delta = translate_delta(pack, view, read, backend_for(self.translator))
             added = None
-            if asked_goals(pack, state, message):  # it asks for more: translated as a request of its own
-                added = run_stage(new_run(message, state.domain, state.today, translator=self.translator), "translate")
+            # It asks for more, or a no names another goal: translated as a request of its own.
+            replacing = "deny" in moves.found and "cancel" not in moves.found and bool(corrected_goals(pack, state, message))
+            if replacing or asked_goals(pack, state, message):
+                added = run_stage(new_run(moves.rest if replacing and moves.rest else message, state.domain,
+                                          state.today, translator=self.translator), "translate")
             # A message that asks for a goal the session has ("and get me someone about it", where a call
             # with a person is the pack's service) is that goal, no request to leave the conversation.
             goal_named = added is not None or bool(asked_goals(pack, state, message, new_only=False))
@@ -244,7 +257,7 @@ class SessionEngine:
         # Free words read unasked ("forget" of "forget it" as a name) do not hide a move; the move drops them.
         facts = delta.facts
         kept = [f for f in facts if (f[0], f[1]) == state.pending or _family(pack, f[1]) not in FREE_FAMILIES]
-        move = self._move(state, found, bool(kept) or goal_named)
+        move = "replace" if replacing and added.ir else self._move(state, found, bool(kept) or goal_named)
         if move in ("cancel", "human", "dont_know"):
             facts = kept
         return TurnInput(turn=turn, message=message, facts=facts, delta_ir=delta.raw if facts == delta.facts else "",
@@ -298,6 +311,9 @@ class SessionEngine:
                     pass
             for stage in SYMBOLIC_STAGES:
                 run_stage(run, stage, pack)
+        elif turn_input.move == "replace" and self._replace_goals(pack, state, turn_input.added, turn):
+            kind, delta_ir = "replace", turn_input.added.ir or ""
+            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
         else:
             kind = apply_delta(pack, state, turn_input.facts, turn)
             delta_ir = turn_input.delta_ir
@@ -324,6 +340,26 @@ class SessionEngine:
         return reply, run
 
     # --- repair moves and bounds ------------------------------------------------------------------
+    @staticmethod
+    def _replace_goals(pack: Pack, state: SessionState, added: Run, turn: int) -> bool:
+        """"No, I meant the other one": the goals the no names replace the session's, and nothing of the
+        old ones runs; a value the user gave that a new goal takes is kept (the user's words, not the
+        goal's). Whether anything replaced them."""
+        old, kept_goals = state.goals, state.goals
+        state.goals = []
+        if not add_goals(pack, state, added, turn):
+            state.goals = kept_goals
+            return False
+        for given in state.goals:
+            takes = {name.removeprefix("_") for name in goal_arguments(pack, given.goal)}
+            for before in old:
+                for name, words in before.values.items():
+                    if name in takes and name not in given.values:
+                        given.values[name], given.turns[name] = words, before.turns.get(name, turn)
+        state.pending = state.awaiting = None
+        return True
+
+
     def _end(self, state: SessionState, kind: str, text: str, reason: str) -> Reply:
         state.ended, state.end_reason, state.pending, state.awaiting = kind, reason, None, None
         return Reply(kind=kind, text=text, executed=state.calls())
@@ -360,10 +396,10 @@ class SessionEngine:
             if earlier.kind != "unrelated":
                 break
             asides += 1
-        if kind == "unrelated":
+        if kind == "unrelated":  # an aside, or an answer nothing could be read from
             if asides + 1 >= MAX_ASIDES:
                 return self._handoff(state, pack, f"{MAX_ASIDES} messages in a row were about something else")
-            return reply
+            return self._with_form(pack, reply) if asides == 0 and reply.kind == "ask" else reply
         if kind not in ("answer", "dont_know", "deny"):  # other values given (a jump): progress, no strike
             return reply
         state.strikes += 1
@@ -376,10 +412,14 @@ class SessionEngine:
             return reply.model_copy(update={"text": f"I need the {reply.slot.replace('_', ' ')} to go on ({why}); "
                                                     f"if you do not have it, I can pass you to a person. {reply.text}"})
         if reply.kind == "ask":
-            hint = what_it_takes(pack.spec.arguments.get(reply.slot or ""))
-            return reply.model_copy(update={"text": f"{reply.text} {hint}".strip()})
+            return self._with_form(pack, reply)
         return reply.model_copy(update={"text": "Which value should I change? Tell me the right one, or say "
                                                 "cancel. " + reply.text})
+
+    @staticmethod
+    def _with_form(pack: Pack, reply: Reply) -> Reply:
+        form = what_it_takes(pack.spec.arguments.get(reply.slot or ""))
+        return reply.model_copy(update={"text": f"{reply.text} {form}".strip()})
 
     # --- carrying the plan out --------------------------------------------------------------------
     def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, turn: int) -> Reply:

@@ -56,7 +56,7 @@ class Turn(BaseModel):
     message: str
     delta_ir: str = Field("", description="the facts this message gave or changed")
     kind: Literal["opening", "answer", "jump", "switch", "added", "unrelated",
-                  "affirm", "deny", "cancel", "human", "dont_know"] = "answer"
+                  "affirm", "deny", "cancel", "human", "dont_know", "replace"] = "answer"
     reply: Reply
     run_id: str | None = Field(None, description="the Run that planned this turn")
 
@@ -72,7 +72,8 @@ class TurnInput(BaseModel):
     delta_ir: str = ""
     error: str | None = Field(None, description="the message could not be translated (the LLM failed)")
     move: str | None = Field(None, description="what the message does besides giving values (language.moves): "
-                                               "affirm, deny, cancel, human or dont_know, where it counts")
+                                               "affirm, deny, cancel, human, dont_know, where it counts, "
+                                               "or replace (a no that names another goal)")
 
 
 class RecordedCall(BaseModel):
