@@ -31,6 +31,7 @@ from pipeline.sessions.delta import (FREE_FAMILIES, _family, asked_goals, correc
                                      translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
+from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, read_back, summary, what_it_takes
 
 
 def question_for(argument: str, spec: ArgumentType | None) -> str:
@@ -50,69 +51,6 @@ def question_for(argument: str, spec: ArgumentType | None) -> str:
     values = f"{', '.join(spec.values[:-1])} or {spec.values[-1]}" if spec and 1 < len(spec.values) <= 6 else ""
     detail = "; ".join(part for part in (about, values) if part)
     return f"Please tell me the {words}" + (f" ({detail})" if detail else "") + "."
-
-
-MAX_STRIKES = 2       # answers in a row that leave one question standing before a handoff
-MAX_ASIDES = 3        # off-topic messages in a row before a handoff
-MAX_MESSAGES = 30     # user messages in a session before a handoff
-
-
-# What a value of a normaliser looks like, for a question asked again when the pack gives no examples.
-VALUE_FORMS = {"integer": "a number, such as 4", "time": "a time, such as 7:30 pm", "date": "a day, such as June 12",
-               "future_date": "a day, such as next Friday or June 12", "amount": "an amount, such as 250",
-               "phone": "a phone number, such as 415-555-0123", "email": "an email address",
-               "digits": "the number, in digits", "person_name": "a name, such as Ana Lopez"}
-
-
-def what_it_takes(spec: ArgumentType | None) -> str:
-    """What a value may look like, for a question asked again: the closed list, else examples, else the
-    form of its normaliser's values."""
-    if spec is None:
-        return ""
-    if spec.values:
-        return "It is one of: " + ", ".join(spec.values[:8]) + "."
-    if spec.examples:
-        return "For example: " + ", ".join(f"'{e}'" for e in spec.examples[:3]) + "."
-    return f"It is {VALUE_FORMS[spec.normalizer]}." if spec.normalizer in VALUE_FORMS else ""
-
-
-def _values_behind(pool: list[Call], call: Call) -> list[str]:
-    """A call's values in words; an output it takes is the field of a found record it names, else it
-    stands for the values the earlier call was given. `pool`: the calls its refs point into."""
-    parts: list[str] = []
-    for argument, value in call.args.items():
-        words = argument.replace("_", " ")
-        if not isinstance(value, dict):
-            found = [f"the {words} {value}"]
-        elif argument in getattr(pool[value["ref"]], "fields", {}):  # a found record's field: a value itself
-            found = [f"the {words} {pool[value['ref']].fields[argument]}"]
-        else:  # an id: the values it was made from
-            found = _values_behind(pool, pool[value["ref"]])
-        parts += [p for p in found if p not in parts]
-    return parts
-
-
-def read_back(pack: Pack, calls: list[Call], state: SessionState) -> str:
-    """Calls about to run, in words: what each with effects does, and every value behind them (those of
-    the calls whose outputs they take too: an id means nothing to the user), before the user says yes."""
-    pool = [*state.executed, *calls]
-    parts: list[str] = []
-    for call in calls:
-        if pack.spec.apis[call.api].effects:
-            parts += [p for p in _values_behind(pool, call) if p not in parts]
-    what = "; ".join((pack.spec.apis[c.api].description or c.api.replace("_", " ")).rstrip(".")
-                     for c in calls if pack.spec.apis[c.api].effects)
-    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + (parts[-1] if parts else "")
-    return f"I am about to carry this out: {what}" + (f", with {listed}" if listed else "") + ". Shall I go ahead?"
-
-
-def summary(pack: Pack, state: SessionState) -> str:
-    """What the session has so far, for the person it is handed to."""
-    goals = "; ".join(f"{g.goal.replace('_', ' ')}" + (" with " + ", ".join(
-        f"{a.replace('_', ' ')} {v}" for a, v in (g.normalized or g.values).items()) if g.values else "")
-        for g in state.goals) or "no request understood"
-    done = ", ".join(c.api.replace("_", " ") for c in state.executed) or "nothing"
-    return f"So far: {goals}. Carried out: {done}."
 
 
 def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
@@ -345,10 +283,10 @@ class SessionEngine:
         """"No, I meant the other one": the goals the no names replace the session's, and nothing of the
         old ones runs; a value the user gave that a new goal takes is kept (the user's words, not the
         goal's). Whether anything replaced them."""
-        old, kept_goals = state.goals, state.goals
+        old = state.goals
         state.goals = []
         if not add_goals(pack, state, added, turn):
-            state.goals = kept_goals
+            state.goals = old
             return False
         for given in state.goals:
             takes = {name.removeprefix("_") for name in goal_arguments(pack, given.goal)}
@@ -358,7 +296,6 @@ class SessionEngine:
                         given.values[name], given.turns[name] = words, before.turns.get(name, turn)
         state.pending = state.awaiting = None
         return True
-
 
     def _end(self, state: SessionState, kind: str, text: str, reason: str) -> Reply:
         state.ended, state.end_reason, state.pending, state.awaiting = kind, reason, None, None

@@ -6,7 +6,8 @@ SPEC says."""
 import pytest
 
 from pipeline.evaluation.sessions import NO, NO_WITH, YES, confirm_answer, simulate, wrong_calls_executed
-from pipeline.sessions.engine import MAX_ASIDES, SessionEngine
+from pipeline.sessions.engine import SessionEngine
+from pipeline.sessions.repair import MAX_ASIDES
 
 TODAY = "2025-06-02"
 DOMAIN = "restaurant_reservation"
