@@ -140,7 +140,8 @@ def test_a_conversation_shows_each_turn_with_its_plan_and_the_calls_carried_out(
     engine = SessionEngine("hf")
     state = engine.open("restaurant_reservation", "2025-03-10")
     state.owner = "local"
-    for message in ["I'd like a table at The Oak Room for 4 people on March 14 at 7pm", "Ana Lopez"]:
+    messages = ["I'd like a table at The Oak Room for 4 people on March 14 at 7pm", "Ana Lopez", "617-555-0199", "yes"]
+    for message in messages:
         _, run = engine.advance(state, engine.translate(state, message))
         run.owner = state.owner
         RunStore().save(run)
@@ -149,10 +150,12 @@ def test_a_conversation_shows_each_turn_with_its_plan_and_the_calls_carried_out(
     page.goto(service.url + "/ui")
     page.click(f"a[href='/ui/sessions/{state.id}']")
     page.wait_for_url(f"**/ui/sessions/{state.id}")
-    assert page.locator("section.turn").count() == 2
-    assert page.locator("section.turn .plan-graph").count() == 2
+    assert page.locator("section.turn").count() == len(messages)
+    assert page.locator("section.turn .plan-graph").count() == len(messages)
     assert page.locator("ol.executed li").count() == len(state.executed) >= 2
+    assert page.locator("section.turn .agent").nth(2).inner_text().startswith("confirm")  # the read-back
     assert page.locator("section.turn .agent").last.inner_text().startswith(state.turns[-1].reply.kind)
+    assert page.locator(".end-reason").inner_text() == f"Ended: {state.end_reason}"
 
 
 def test_a_translated_run_shows_its_analysis(page, service):
