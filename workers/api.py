@@ -20,6 +20,7 @@ from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
 from workers.auth import LOCAL, BodyLimit, caller
+from workers.store import capped_add
 
 app = FastAPI(title="nesyplan", version="0.1.0",
               description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
@@ -68,16 +69,17 @@ async def redis_unavailable(_request: Request, exc: redis.exceptions.RedisError)
     return JSONResponse(status_code=503, content={"detail": f"the run store (Redis) is unavailable: {exc}"})
 
 
-def _admit_run(who: str) -> None:
-    """429 while the key has max_queued_runs runs not yet ended (ended ones are pruned only then)."""
-    client, key, limit = _store().client, ACTIVE_PREFIX + who, settings().max_queued_runs
-    if client.scard(key) < limit:
+def _admit_run(who: str, run_id: str) -> None:
+    """Count the run among the key's runs not yet ended, or 429 when max_queued_runs are (ended ones are
+    pruned only then). Checked and counted in one step: concurrent submits cannot all pass."""
+    client, key, limit, ttl = _store().client, ACTIVE_PREFIX + who, settings().max_queued_runs, settings().run_ttl_s
+    if capped_add(client, key, run_id, limit, ttl):
         return
-    for run_id in [m.decode() for m in client.smembers(key)]:
-        run = _store().load(run_id)
+    for active in [m.decode() for m in client.smembers(key)]:
+        run = _store().load(active)
         if run is None or run.status in ("succeeded", "failed"):
-            client.srem(key, run_id)
-    if client.scard(key) >= limit:
+            client.srem(key, active)
+    if not capped_add(client, key, run_id, limit, ttl):
         raise HTTPException(status_code=429, detail=f"{limit} runs of this key are still queued or running",
                             headers={"Retry-After": "5"})
 
@@ -90,14 +92,16 @@ def submit(body: PlanRequest, who: str) -> Run:
     if body.translator is not None and body.translator not in TRANSLATORS:
         raise HTTPException(status_code=400, detail=f"unknown translator {body.translator!r} "
                                                     f"(available: {', '.join(TRANSLATORS)})")
-    _admit_run(who)
     run = new_run(body.query, body.domain, body.today.isoformat() if body.today else None, body.ir,
                   translator=body.translator)
     run.owner = who
-    enqueue(run)
+    _admit_run(who, run.id)
+    try:
+        enqueue(run)
+    except BaseException:
+        _store().client.srem(ACTIVE_PREFIX + who, run.id)  # not accepted: it takes no place
+        raise
     _store().index(who, run.id)
-    _store().client.sadd(ACTIVE_PREFIX + who, run.id)
-    _store().client.expire(ACTIVE_PREFIX + who, settings().run_ttl_s)
     return run
 
 
@@ -182,10 +186,10 @@ def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> 
 
     if get_owned_session(session_id, who).ended:
         raise HTTPException(status_code=409, detail=f"session {session_id} has ended")
-    if _sessions().queued(session_id) >= settings().max_session_messages:
+    turn = enqueue_message(session_id, body.text, settings().max_session_messages)
+    if turn is None:
         raise HTTPException(status_code=409, detail=f"session {session_id} has had its "
                                                     f"{settings().max_session_messages} messages")
-    turn = enqueue_message(session_id, body.text)
     deadline = time.monotonic() + settings().session_reply_timeout_s
     while True:
         state = _sessions().load(session_id)

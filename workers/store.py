@@ -23,6 +23,29 @@ def _client(url: str | None) -> redis.Redis:
                                 health_check_interval=10)
 
 
+# Check and act in one step, so that concurrent requests (on any number of API processes) cannot all
+# pass a check that only one of them should: a capped push onto a list, a capped add to a set.
+_CAPPED_PUSH = """
+local limit = tonumber(ARGV[2])
+if limit > 0 and redis.call('LLEN', KEYS[1]) >= limit then return -1 end
+local length = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return length - 1
+"""
+_CAPPED_ADD = """
+local limit = tonumber(ARGV[2])
+if limit > 0 and redis.call('SCARD', KEYS[1]) >= limit then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+
+def capped_add(client: redis.Redis, key: str, member: str, limit: int, ttl_s: int) -> bool:
+    """Add a member to a set unless it holds `limit` members already (0: no limit); whether it was added."""
+    return bool(client.register_script(_CAPPED_ADD)(keys=[key], args=[member, limit, ttl_s]))
+
+
 def _remember(client: redis.Redis, key: str, member: str, ttl_s: int) -> None:
     """Add an id to an owner's list, ordered by time, keeping the newest thousand."""
     with client.pipeline() as pipe:
@@ -91,14 +114,12 @@ class SessionStore:
         data = self.client.get(self._key(session_id))
         return SessionState.model_validate_json(data) if data else None
 
-    def post(self, session_id: str, message: str) -> int:
-        """Queue a message; its turn number (messages to one session are turns in arrival order)."""
-        key = self._key(session_id, "inbox")
-        with self.client.pipeline() as pipe:
-            pipe.rpush(key, message)
-            pipe.expire(key, self.ttl_s)
-            length, _ = pipe.execute()
-        return length - 1
+    def post(self, session_id: str, message: str, limit: int = 0) -> int | None:
+        """Queue a message; its turn number (messages to one session are turns in arrival order), or None
+        when the session has had `limit` messages already (0: no limit)."""
+        turn = self.client.register_script(_CAPPED_PUSH)(keys=[self._key(session_id, "inbox")],
+                                                         args=[message, limit, self.ttl_s])
+        return None if turn < 0 else int(turn)
 
     def message(self, session_id: str, turn: int) -> str | None:
         data = self.client.lindex(self._key(session_id, "inbox"), turn)

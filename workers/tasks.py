@@ -142,8 +142,10 @@ def session_advance(ref: list | None) -> None:
         sessions.drop_translation(session_id, turn)
 
 
-def enqueue_message(session_id: str, message: str) -> int:
-    """Queue a user message of a session; its turn number."""
-    turn = session_store().post(session_id, message)
-    chain(session_translate.si(session_id, turn), session_advance.s()).apply_async()
+def enqueue_message(session_id: str, message: str, limit: int = 0) -> int | None:
+    """Queue a user message of a session; its turn number, or None when the session has had `limit`
+    messages (0: no limit)."""
+    turn = session_store().post(session_id, message, limit)
+    if turn is not None:
+        chain(session_translate.si(session_id, turn), session_advance.s()).apply_async()
     return turn

@@ -1,6 +1,7 @@
 """Keys, ownership and limits, against the real API server and real Redis (no workers needed: a queued
 run or a session is enough to own)."""
 
+import concurrent.futures
 import hashlib
 import os
 import subprocess
@@ -94,6 +95,40 @@ def test_queued_runs_and_session_messages_are_capped(keyed):
     assert first.status_code == 504  # queued; no worker answers it
     second = keyed.http.post(f"/v1/sessions/{session}/messages", json={"text": "hi"}, headers=bearer(BETA))
     assert second.status_code == 409 and "1 messages" in second.json()["detail"]
+
+
+@pytest.fixture
+def capped(tmp_path):
+    url = os.environ["NESYPLAN_REDIS_URL"]
+    redis.Redis.from_url(url).flushdb()
+    svc = Service(url, tmp_path, env={"NESYPLAN_API_KEYS": ALPHA, "NESYPLAN_RATE_LIMIT_PER_S": "0",
+                                      "NESYPLAN_MAX_QUEUED_RUNS": "5", "NESYPLAN_MAX_SESSION_MESSAGES": "3",
+                                      "NESYPLAN_SESSION_REPLY_TIMEOUT_S": "0.2"})
+    yield svc
+    svc.close()
+
+
+def test_caps_hold_under_concurrent_requests(capped):
+    """Check and count in one step: many requests at once cannot all pass a cap only some may."""
+    def submit(_):
+        return capped.http.post("/v1/plans", json=RUN, headers=bearer(ALPHA), timeout=30).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = list(pool.map(submit, range(40)))
+    assert statuses.count(202) == 5 and statuses.count(429) == 35, statuses
+    (active,) = capped.redis.keys("nesyplan:active:*")  # the key's runs not yet ended
+    assert capped.redis.scard(active) == 5
+
+    session = capped.http.post("/v1/sessions", json={"domain": "quickbooks"}, headers=bearer(ALPHA)).json()["id"]
+
+    def say(i):
+        return capped.http.post(f"/v1/sessions/{session}/messages", json={"text": f"message {i}"},
+                                headers=bearer(ALPHA), timeout=30).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = list(pool.map(say, range(24)))
+    assert statuses.count(504) == 3 and statuses.count(409) == 21, statuses  # 3 queued (no worker answers)
+    assert capped.redis.llen(f"nesyplan:session:{session}:inbox") == 3
 
 
 def test_keys_compare_by_digest_and_a_missing_key_file_is_an_error(tmp_path, monkeypatch):
