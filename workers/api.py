@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import date
 from typing import Literal
@@ -19,13 +20,14 @@ from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
-from workers.auth import LOCAL, BodyLimit, caller
-from workers.store import capped_add
+from workers.auth import LOCAL, BodyLimit, rate_limit, caller
+from workers.store import capped_add, live_workers
 
 app = FastAPI(title="nesyplan", version="0.1.0",
               description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
                           "takes `Authorization: Bearer KEY` when keys are configured.")
 app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes)
+log = logging.getLogger(__name__)
 ACTIVE_PREFIX = "nesyplan:active:"  # per key: the runs it submitted that have not ended
 
 
@@ -66,7 +68,9 @@ def _known_domain(domain: str) -> None:
 
 @app.exception_handler(redis.exceptions.RedisError)
 async def redis_unavailable(_request: Request, exc: redis.exceptions.RedisError) -> JSONResponse:
-    return JSONResponse(status_code=503, content={"detail": f"the run store (Redis) is unavailable: {exc}"})
+    log.warning("Redis unavailable: %s", exc)  # the address and the reason stay in the log, not the answer
+    return JSONResponse(status_code=503, content={"detail": "the run store (Redis) is unavailable; try again shortly"},
+                        headers={"Retry-After": "5"})
 
 
 def _admit_run(who: str, run_id: str) -> None:
@@ -223,23 +227,22 @@ def list_domains(_who: str = Depends(caller)) -> list[dict]:
     return domains
 
 
-@app.get("/healthz")
-def healthz() -> JSONResponse:
-    from workers.celery_app import app as celery_app
+@app.get("/livez")
+def livez() -> dict:
+    """Liveness: the API process answers (it touches nothing else)."""
+    return {"ok": True}
 
-    checks: dict = {}
+
+@app.get("/healthz")
+def healthz(request: Request) -> JSONResponse:
+    """Readiness: Redis answers and some worker said it was alive lately (its heartbeat in Redis; no
+    broadcast to the workers per call). Limited per client address like any other endpoint; it names no
+    worker and no address."""
+    rate_limit(f"health:{request.client.host if request.client else 'unknown'}")
     try:
-        checks["redis"] = _store().ping()
-    except redis.exceptions.RedisError as exc:
-        checks["redis"] = False
-        checks["redis_error"] = str(exc)
-    workers: list[str] = []
-    if checks["redis"]:
-        try:
-            replies = celery_app.control.inspect(timeout=1.0).ping() or {}
-            workers = sorted(replies)
-        except Exception as exc:  # noqa: BLE001 - a health check reports, never raises
-            checks["workers_error"] = str(exc)
-    checks["workers"] = workers
-    healthy = bool(checks["redis"]) and bool(workers)
-    return JSONResponse(status_code=200 if healthy else 503, content={"ok": healthy, **checks})
+        client = _store().client
+        up, workers = bool(client.ping()), live_workers(client)
+    except redis.exceptions.RedisError:
+        up, workers = False, 0
+    healthy = up and workers > 0
+    return JSONResponse(status_code=200 if healthy else 503, content={"ok": healthy, "redis": up, "workers": workers})

@@ -94,7 +94,7 @@ def _bucket_script(client):
     return client.register_script(_BUCKET)
 
 
-def _rate_limit(caller: str) -> None:
+def rate_limit(caller: str) -> None:
     from workers.tasks import store
 
     s = settings()
@@ -116,7 +116,7 @@ def caller(credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) 
         if who is None:
             raise HTTPException(status_code=401, detail="a valid API key is required (Authorization: Bearer KEY)",
                                 headers={"WWW-Authenticate": "Bearer"})
-    _rate_limit(who)
+    rate_limit(who)
     return who
 
 

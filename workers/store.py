@@ -46,6 +46,19 @@ def capped_add(client: redis.Redis, key: str, member: str, limit: int, ttl_s: in
     return bool(client.register_script(_CAPPED_ADD)(keys=[key], args=[member, limit, ttl_s]))
 
 
+HEARTBEAT_PREFIX = "nesyplan:heartbeat:"
+
+
+def beat(client: redis.Redis, worker: str, ttl_s: float) -> None:
+    """A worker says it is alive for the next `ttl_s` seconds."""
+    client.set(HEARTBEAT_PREFIX + worker, "1", px=int(ttl_s * 1000))
+
+
+def live_workers(client: redis.Redis) -> int:
+    """How many workers have said they are alive lately (no broadcast: keys that expire by themselves)."""
+    return sum(1 for _ in client.scan_iter(match=HEARTBEAT_PREFIX + "*", count=100))
+
+
 def _remember(client: redis.Redis, key: str, member: str, ttl_s: int) -> None:
     """Add an id to an owner's list, ordered by time, keeping the newest thousand."""
     with client.pipeline() as pipe:

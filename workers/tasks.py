@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 
 import redis
 from celery import chain
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 from celery.exceptions import SoftTimeLimitExceeded
 
 from pipeline.records import Failure, Run
@@ -16,7 +18,7 @@ from pipeline.run import ALL_STAGES, run_stage, stages_of, warm_up
 from pipeline.settings import settings
 from workers.celery_app import app
 from pipeline.sessions.engine import SessionEngine
-from workers.store import RunStore, SessionStore
+from workers.store import RunStore, SessionStore, beat
 
 log = logging.getLogger(__name__)
 _store: RunStore | None = None
@@ -41,6 +43,24 @@ def session_store() -> SessionStore:
     if _sessions is None:
         _sessions = SessionStore()
     return _sessions
+
+
+@worker_ready.connect
+def _start_heartbeat(sender=None, **_) -> None:
+    """The worker's main process says it is alive every heartbeat_s seconds (what /healthz counts); a
+    killed worker's word runs out by itself."""
+    name, s = getattr(sender, "hostname", None) or f"worker-{os.getpid()}", settings()
+
+    def keep_beating() -> None:
+        client = store().client
+        while True:
+            try:
+                beat(client, name, s.heartbeat_s * 3)
+            except redis.exceptions.RedisError:
+                pass  # Redis is away: no word until it is back, which is the truth
+            time.sleep(s.heartbeat_s)
+
+    threading.Thread(target=keep_beating, name="nesyplan-heartbeat", daemon=True).start()
 
 
 @worker_process_init.connect

@@ -120,8 +120,21 @@ def test_a_request_goes_through_the_chain_and_its_artifacts_are_readable(service
         response = service.http.get(f"/v1/plans/{run_id}/artifacts/{name}")
         assert response.status_code == 200 and needle in response.text, (name, response.text)
     assert service.http.get(f"/v1/plans/{run_id}/artifacts/secret.txt").status_code == 404
-    health = service.http.get("/healthz")
-    assert health.status_code == 200 and health.json()["workers"] == ["w1@test"]
+    health = wait_until(lambda: service.http.get("/healthz"), 30)
+    assert health.status_code == 200 and health.json()["workers"] == 1
+
+
+def test_health_counts_live_workers_by_heartbeat_names_nothing_and_holds_under_load(service):
+    worker = service.start_worker("w1")
+    assert wait_until(lambda: service.http.get("/healthz").status_code == 200, 90)
+    assert service.http.get("/healthz").json() == {"ok": True, "redis": True, "workers": 1}  # no name, no address
+    with concurrent.futures.ThreadPoolExecutor(max_workers=50) as pool:  # no broadcast per call to exhaust
+        statuses = list(pool.map(lambda _: service.http.get("/healthz", timeout=30).status_code, range(200)))
+    assert set(statuses) == {200}
+    assert service.http.get("/v1/domains", timeout=10).status_code == 200
+    stop(worker, signal.SIGKILL)  # its heartbeat runs out by itself
+    assert wait_until(lambda: service.http.get("/healthz").status_code == 503, 60)
+    assert service.http.get("/livez").json() == {"ok": True}
 
 
 def test_a_plain_language_request_is_translated_on_the_llm_queue(service):
