@@ -122,7 +122,7 @@ def test_out_of_domain_and_unknown_domain(engine):
 
 
 def test_chat_jsonl_prints_one_reply_object_per_message_and_nothing_else():
-    messages = ["I want to talk to someone about payroll", "over the phone please", "yes"]
+    messages = ["please have somebody reach out to me regarding payroll", "over the phone please", "yes"]
     out = subprocess.run([sys.executable, "-m", "nesyplan.cli", "chat", "--domain", "quickbooks", "--today", TODAY,
                           "--jsonl"], input="".join(json.dumps(m) + "\n" for m in messages),
                          capture_output=True, text=True, timeout=300)
