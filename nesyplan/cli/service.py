@@ -17,11 +17,13 @@ def serve_llm(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(80
               model: Optional[str] = typer.Option(None, help="HF model id or path (default: packaged SmolLM2)"),
               gguf_file: Optional[str] = typer.Option(None, help="GGUF file inside --model")) -> None:
     """Serve the hf backend as an OpenAI-compatible endpoint (/v1/chat/completions, with `grammar`),
-    so many workers share one loaded model."""
+    so many workers share one loaded model. The API's keys guard it; without keys it serves only on a
+    loopback address."""
     import uvicorn
 
     from workers.llm_server import make_app
 
+    _refuse_an_open_public_address(host)
     uvicorn.run(make_app(model, gguf_file), host=host, port=port)
 
 
@@ -45,9 +47,15 @@ def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work 
 def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000)) -> None:
     """Serve the HTTP API (OpenAPI at /docs). Without API keys (NESYPLAN_API_KEYS or
     NESYPLAN_API_KEYS_FILE) it serves only on a loopback address."""
-    import ipaddress
-
     import uvicorn
+
+    _refuse_an_open_public_address(host)
+    uvicorn.run("workers.app:app", host=host, port=port)
+
+
+def _refuse_an_open_public_address(host: str) -> None:
+    """Exit 2 on a bad key file, or on an address other than loopback with no key configured."""
+    import ipaddress
 
     from workers.auth import KeyConfigError, key_digests
 
@@ -64,7 +72,6 @@ def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000))
         err_console.print(f"[red]refusing to serve on {escape(host)} with no API key: set NESYPLAN_API_KEYS or "
                           f"NESYPLAN_API_KEYS_FILE, or serve on 127.0.0.1[/]")
         raise typer.Exit(2)
-    uvicorn.run("workers.app:app", host=host, port=port)
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """The `openai` backend against a real OpenAI-compatible server on loopback: `nesyplan serve-llm`,
 which serves the packaged model."""
 
+import concurrent.futures
 import os
 import signal
 import socket
@@ -17,25 +18,35 @@ from pipeline.stages.check import check_ir
 from pipeline.stages.translate import translate
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def start_server(log_dir, env=None, headers=None):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    log = open(tmp_path_factory.mktemp("llm") / "server.log", "w")
+    log = open(log_dir / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "nesyplan.cli", "serve-llm", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"{url}/models", timeout=1).status_code == 200:
+            if httpx.get(f"{url}/models", headers=headers, timeout=1).status_code == 200:
                 break
         except httpx.TransportError:
             time.sleep(0.5)
-    yield url
+    return proc, url
+
+
+def stop_server(proc):
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    proc, url = start_server(tmp_path_factory.mktemp("llm"))
+    yield url
+    stop_server(proc)
 
 
 def test_the_server_follows_a_grammar(server):
@@ -70,3 +81,47 @@ def test_bad_requests_are_refused_clearly(server):
         client.chat.completions.create(model="nesyplan", temperature=0, max_tokens=5,
                                        extra_body={"grammar": "root ::= ("},
                                        messages=[{"role": "user", "content": "hi"}])
+
+    with pytest.raises(openai.NotFoundError):  # only its own model: another name is no alias for it
+        client.chat.completions.create(model="gpt-4o", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(openai.BadRequestError):  # a clear no, not an empty stream
+        client.chat.completions.create(model="nesyplan", max_tokens=5, stream=True,
+                                       messages=[{"role": "user", "content": "hi"}])
+    streamed = httpx.post(f"{server}/chat/completions", timeout=30,
+                          json={"model": "nesyplan", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
+    assert streamed.status_code == 400 and "streaming" in streamed.json()["detail"]
+    response = httpx.post(f"{server}/chat/completions", timeout=30,
+                          json={"model": "nesyplan", "messages": [{"role": "user", "content": "x" * 100_000}]})
+    assert response.status_code == 413 and "characters" in response.json()["detail"]
+
+
+def test_keys_guard_it_and_requests_past_the_waiting_bound_get_429(tmp_path):
+    key = "llm-key-5be1"
+    proc, url = start_server(tmp_path, env={"NESYPLAN_API_KEYS": key, "NESYPLAN_LLM_MAX_WAITING": "1"},
+                             headers={"Authorization": f"Bearer {key}"})
+    try:
+        assert httpx.get(f"{url}/models", timeout=10).status_code == 401
+        client = openai.OpenAI(base_url=url, api_key=key, max_retries=0, timeout=120)
+        with pytest.raises(openai.AuthenticationError):
+            openai.OpenAI(base_url=url, api_key="wrong", max_retries=0).chat.completions.create(
+                model="nesyplan", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+
+        def ask(_):
+            try:
+                client.chat.completions.create(model="nesyplan", max_tokens=48,
+                                               messages=[{"role": "user", "content": "count to twenty"}])
+                return 200
+            except openai.RateLimitError:
+                return 429
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+            statuses = list(pool.map(ask, range(6)))
+        assert 200 in statuses and 429 in statuses, statuses
+    finally:
+        stop_server(proc)
+
+
+def test_without_keys_it_refuses_a_public_address():
+    out = subprocess.run([sys.executable, "-m", "nesyplan.cli", "serve-llm", "--host", "0.0.0.0"],
+                         env={**os.environ, "NESYPLAN_API_KEYS": ""}, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "refusing" in out.stderr
