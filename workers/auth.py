@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
 import re
 from functools import lru_cache
@@ -121,8 +122,9 @@ def caller(credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) 
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over `max_bytes` gets 413, by its Content-Length or, when it has
-    none (chunked), by reading it first up to the limit (the app then reads the buffered body)."""
+    """ASGI middleware: a request body over `max_bytes` gets 413, by its Content-Length or by reading it
+    up to the limit; a JSON body that is not text (undecodable bytes, or a lone UTF-16 surrogate such as
+    "\\ud800", which no store can write) gets 400. The app then reads the buffered body."""
 
     def __init__(self, app, max_bytes: int):
         self.app, self.max_bytes = app, max_bytes
@@ -131,11 +133,10 @@ class BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         too_large = JSONResponse(status_code=413, content={"detail": f"request body over {self.max_bytes} bytes"})
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None:
-            if not length.isdigit() or int(length) > self.max_bytes:
-                return await too_large(scope, receive, send)
-            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+            return await too_large(scope, receive, send)
         body, more = b"", True
         while more:
             message = await receive()
@@ -145,6 +146,10 @@ class BodyLimit:
             more = message.get("more_body", False)
             if len(body) > self.max_bytes:
                 return await too_large(scope, receive, send)
+        if b"json" in headers.get(b"content-type", b"") and not _is_text(body):
+            bad = JSONResponse(status_code=400, content={"detail": "the body is not valid Unicode text (undecodable "
+                                                                   "bytes or a lone UTF-16 surrogate)"})
+            return await bad(scope, receive, send)
         sent = False
 
         async def replay():
@@ -155,3 +160,27 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def _is_text(body: bytes) -> bool:
+    """Whether a JSON body decodes as UTF-8 and every string in it is encodable (no lone surrogate); a body
+    that is no JSON at all is left to the app (422)."""
+    try:
+        value = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+    except ValueError:
+        return True
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+    return True

@@ -97,6 +97,18 @@ def test_queued_runs_and_session_messages_are_capped(keyed):
     assert second.status_code == 409 and "1 messages" in second.json()["detail"]
 
 
+def test_a_body_that_is_not_text_is_400_and_stores_nothing(keyed):
+    json_body = {**bearer(ALPHA), "Content-Type": "application/json"}
+    for body in [b'{"query": "a \\ud800 b", "ir": "_goal(g1, help)."}',      # a lone surrogate
+                 b'{"query": "tail \\udfff", "ir": "_goal(g1, help)."}',
+                 b'{"query": "\xff\xfe bytes", "ir": "_goal(g1, help)."}']:  # no UTF-8
+        response = keyed.http.post("/v1/plans", content=body, headers=json_body)
+        assert response.status_code == 400 and "Unicode" in response.json()["detail"], body
+    assert keyed.redis.keys("nesyplan:run:*") == []
+    pair = b'{"query": "a request \\ud83d\\ude00", "ir": "_goal(g1, help)."}'  # a whole pair is one character
+    assert keyed.http.post("/v1/plans", content=pair, headers=json_body).status_code == 202
+
+
 @pytest.fixture
 def capped(tmp_path):
     url = os.environ["NESYPLAN_REDIS_URL"]
