@@ -20,13 +20,14 @@ from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
-from workers.auth import LOCAL, BodyLimit, rate_limit, caller
+from workers.auth import LOCAL, BodyLimit, SecurityHeaders, caller, rate_limit
 from workers.store import capped_add, live_workers
 
 app = FastAPI(title="nesyplan", version="0.1.0",
               description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
                           "takes `Authorization: Bearer KEY` when keys are configured.")
 app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes)
+app.add_middleware(SecurityHeaders)
 log = logging.getLogger(__name__)
 ACTIVE_PREFIX = "nesyplan:active:"  # per key: the runs it submitted that have not ended
 

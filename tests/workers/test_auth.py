@@ -109,6 +109,17 @@ def test_a_body_that_is_not_text_is_400_and_stores_nothing(keyed):
     assert keyed.http.post("/v1/plans", content=pair, headers=json_body).status_code == 202
 
 
+def test_every_answer_carries_the_security_headers(keyed):
+    for path in ["/v1/domains", "/ui/login", "/ui/static/ui.css", "/v1/plans/nothing", "/livez"]:
+        response = keyed.http.get(path, headers=bearer(ALPHA))
+        policy = response.headers.get("content-security-policy", "")
+        assert "frame-ancestors 'none'" in policy and "script-src 'none'" in policy, (path, policy)
+        assert response.headers["x-content-type-options"] == "nosniff", path
+        assert response.headers["referrer-policy"] == "no-referrer", path
+    docs = keyed.http.get("/docs")  # Swagger's page runs a script: it keeps only the frame rule
+    assert docs.status_code == 200 and docs.headers["content-security-policy"] == "frame-ancestors 'none'"
+
+
 @pytest.fixture
 def capped(tmp_path):
     url = os.environ["NESYPLAN_REDIS_URL"]
