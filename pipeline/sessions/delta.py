@@ -186,30 +186,17 @@ def _has_value(pack: Pack, given, predicate: str) -> bool:
     return any(name in given.values or name in given.normalized for name in related)
 
 
-def asked_goals(pack: Pack, state: SessionState, message: str, new_only: bool = True) -> list[str]:
-    """The goals a later message asks for that the session does not have yet ("oh, and pull the P&L for
-    March too"): a clause of it asks for the goal (retrieval, as for an opening) and asks the agent to act;
-    a question about the business ("do you charge for this?") adds nothing. One-goal packs add nothing.
-    With `new_only` false, the goals it asks for that the session has too."""
+def clause_goals(pack: Pack, message: str) -> list[tuple[str, bool]]:
+    """The goals a later message's clauses name (retrieval, as for an opening), each with whether its
+    clause asks the agent to act: "oh, and pull the P&L for March too" asks for one; a question about the
+    business ("do you charge for this?") names one without asking; "no, I meant the sales report" names
+    one as a correction. One-goal packs name nothing (the session has their only goal)."""
     from pipeline.retrieval.retrievers import get_retriever
     from pipeline.retrieval.speech_acts import requests_action
 
     if len(pack.requestable_goals()) < 2:
         return []
-    have = {g.goal for g in state.goals} if new_only else set()
-    return [scored.goal for scored in get_retriever(pack).by_clause(message)
-            if scored.goal not in have and requests_action(scored.source)]
-
-
-def corrected_goals(pack: Pack, state: SessionState, message: str) -> list[str]:
-    """Goals of the pack, not the session's, that a no names ("no, I meant the sales report"): what the
-    user asks for instead. A no names them without asking for an action, so any clause counts."""
-    from pipeline.retrieval.retrievers import get_retriever
-
-    if len(pack.requestable_goals()) < 2:
-        return []
-    have = {g.goal for g in state.goals}
-    return [scored.goal for scored in get_retriever(pack).by_clause(message) if scored.goal not in have]
+    return [(scored.goal, requests_action(scored.source)) for scored in get_retriever(pack).by_clause(message)]
 
 
 def correcting_slot(pack: Pack, state: SessionState, text: str) -> tuple[str, str] | None:

@@ -27,8 +27,7 @@ from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import (FREE_FAMILIES, _family, asked_goals, corrected_goals, correcting_slot,
-                                     translate_delta)
+from pipeline.sessions.delta import FREE_FAMILIES, _family, clause_goals, correcting_slot, translate_delta
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
 from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, read_back, summary, what_it_takes
@@ -174,21 +173,24 @@ class SessionEngine:
         # After a yes or a no to a read-back, the rest of the message is what may correct a value; free
         # words there are read as the read-back's closest free value, as if it had been asked.
         read, view = message, state
+        denies = "deny" in moves.found and "cancel" not in moves.found  # "no thanks, never mind" corrects nothing
         if state.awaiting is not None and moves.rest:
             read = moves.rest
-            if "deny" in moves.found and "cancel" not in moves.found:  # "no thanks, never mind" corrects nothing
+            if denies:
                 view = state.model_copy(update={"pending": correcting_slot(pack, state, read)})
         try:
             delta = translate_delta(pack, view, read, backend_for(self.translator))
+            have = {g.goal for g in state.goals}
+            named = clause_goals(pack, message)  # retrieval once per message
             added = None
             # It asks for more, or a no names another goal: translated as a request of its own.
-            replacing = "deny" in moves.found and "cancel" not in moves.found and bool(corrected_goals(pack, state, message))
-            if replacing or asked_goals(pack, state, message):
+            replacing = denies and any(goal not in have for goal, _ in named)
+            if replacing or any(acts and goal not in have for goal, acts in named):
                 added = run_stage(new_run(moves.rest if replacing and moves.rest else message, state.domain,
                                           state.today, translator=self.translator), "translate")
             # A message that asks for a goal the session has ("and get me someone about it", where a call
             # with a person is the pack's service) is that goal, no request to leave the conversation.
-            goal_named = added is not None or bool(asked_goals(pack, state, message, new_only=False))
+            goal_named = added is not None or any(acts for _, acts in named)
         except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
             return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
         found = moves.found if requests_action(message) else moves.found - {"human"}
