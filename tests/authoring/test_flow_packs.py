@@ -189,7 +189,7 @@ def test_the_checked_in_flow_packs_are_what_the_generator_writes(tmp_path):
 def test_flow_eval_reports_flap_metrics(tmp_path):
     from nesyplan.cli import app
 
-    records = [{"id": "t1", "domain": "banking", "query": "I would like to open a savings account",
+    records = [{"id": "t1", "domain": "banking", "query": "I would like a new savings account",
                 "intent": "open_account"},
                {"id": "t2", "domain": "insurance", "query": "what is the tallest mountain", "intent": None}]
     dataset = tmp_path / "flows.jsonl"

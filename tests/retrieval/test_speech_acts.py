@@ -71,7 +71,7 @@ def test_the_whole_request_is_ranked_without_its_values(retriever):
 
 
 def test_without_topic_keeps_what_a_request_to_talk_asks_for():
-    assert without_topic("get me on a call with someone about the expense report") == "get me on a call with someone"
+    assert without_topic("get me on a phone call with somebody regarding the expense report") == "get me on a phone call with somebody"
     assert without_topic("pull the expense report for March") is None
 
 
@@ -92,7 +92,7 @@ def test_a_context_clause_names_no_goal_even_with_another_goals_words(retriever)
 
 
 def test_the_topic_of_a_request_to_talk_is_not_a_second_goal(retriever):
-    assert _goals(retriever, "get me on a call with someone about the expense report") == ["contact_agent"]
+    assert _goals(retriever, "get me on a phone call with somebody regarding the expense report") == ["contact_agent"]
 
 
 def test_a_fragment_that_asks_nothing_clearly_adds_no_goal(retriever):
@@ -100,7 +100,7 @@ def test_a_fragment_that_asks_nothing_clearly_adds_no_goal(retriever):
 
 
 def test_every_asking_clause_keeps_its_goal(retriever):
-    query = ("income statement for Q2 and the sales report for Q2, then a chat with an agent about the sales "
+    query = ("income statement for Q2 and the sales report for Q2, then a chat with an agent on the sales "
              "report")
     assert _goals(retriever, query) == ["profit_loss_report", "invoice_sales_report", "contact_agent"]
 
@@ -120,7 +120,7 @@ def test_asking_for_what_the_pack_declares_out_of_scope_names_no_goal(retriever,
 
 
 def test_values_come_from_the_asking_clause_not_the_story(pack, retriever):
-    query = "we moved offices in March, show me the P&L for last quarter"
+    query = "we moved offices in March, show me the P&L covering last quarter"
     [found] = retriever.by_clause(query)
     assert found.goal == "profit_loss_report" and "March" not in found.source
     periods = value_candidates(pack, found.source, date(2024, 8, 1))["period"]
@@ -129,7 +129,7 @@ def test_values_come_from_the_asking_clause_not_the_story(pack, retriever):
 
 
 def test_a_clause_that_points_back_takes_the_values_its_own_words_lack(pack, retriever):
-    query = "there is a $64 charge from the 2nd of May on our card, can you look into that charge"
+    query = "there is a $64 charge from the 2nd of May on our card, please look into that charge for me"
     [found] = retriever.by_clause(query)
     assert found.goal == "charge_lookup" and "$64" not in found.source and "$64" in found.context
     grammar_values = value_candidates(pack, found.context, date(2024, 8, 1))
@@ -168,7 +168,7 @@ def test_a_bare_request_that_points_back_asks_for_the_story_before_it(retriever)
                                   "can you grab those")
     assert found.goal == "expense_report"
     # One that names its own goal keeps it, even when the story names another more clearly.
-    found = retriever.by_clause("show me the P&L for March and then have someone phone me to walk through it")
+    found = retriever.by_clause("show me the P&L of March and then have someone phone me to walk through it")
     assert [g.goal for g in found] == ["profit_loss_report", "contact_agent"]
 
 

@@ -85,7 +85,7 @@ def test_a_jump_is_kept_and_never_asked_for(engine):
 
 def test_a_switch_before_the_calls_run_changes_what_runs_and_nothing_runs_with_the_old_value(engine):
     state = engine.open("quickbooks", TODAY)
-    reply = engine.reply(state, "show me expenses for Q1 2024 and then connect me with an agent about it")
+    reply = engine.reply(state, "show me expenses for Q1 2024 and then connect me with an agent to discuss it")
     assert reply.kind == "ask" and reply.slot == "contact_channel"
     assert reply.executed == []  # every question first: nothing runs on a value the user may still change
     reply = engine.reply(state, "hmm, actually make the expenses Q2 2024 instead")
