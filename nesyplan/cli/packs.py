@@ -1,4 +1,5 @@
-"""Packs: check, list, train and generate them (flows, workflows, SGD services, the scale catalog)."""
+"""Packs: check, list, train and generate them (flows, workflows, SGD services, OpenAPI specs, the scale
+catalog)."""
 
 from __future__ import annotations
 
@@ -184,6 +185,52 @@ def import_sgd_command(schema: Path = typer.Argument(..., exists=True, dir_okay=
         spec = load_pack_at(path)
         console.print(f"{name}: {len(spec.goals)} goal(s), {len(spec.arguments)} argument(s) -> {path}", markup=False)
     console.print(f"{len(written)} pack(s) imported and validated", markup=False)
+
+
+@app.command("import-openapi")
+def import_openapi_command(spec: Path = typer.Argument(..., exists=True, dir_okay=False,
+                                                       help="an OpenAPI 3.0/3.1 or Swagger 2.0 document (YAML or JSON)"),
+                           operations: Optional[list[str]] = typer.Option(None, "--operations",
+                                                                          help="only this operation (operationId or "
+                                                                               "API name; repeatable)"),
+                           name: Optional[str] = typer.Option(None, help="the pack's name (default: from the "
+                                                                         "spec's title)"),
+                           base_url: str = typer.Option("", "--base-url", help="where the API answers (default: "
+                                                                                 "the spec's first server)"),
+                           out: Optional[Path] = typer.Option(None, help="packs root to write into (domains/, "
+                                                                         "asp_rules/, pddl/); default: the packs root"),
+                           as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """One call pack from an API spec: each operation a goal and an API, its parameters and body fields
+    arguments (required ones asked for), its answer's identifier the output later calls can take, and HTTP
+    bindings for --executor http. Validated before it is written; hand additions go in
+    domains/<pack>/overlay.yaml and survive a re-import."""
+    from pipeline.authoring.openapi_packs import dataflow_edges, import_openapi
+    from pipeline.packs.openapi_spec import OpenApiError
+    from pipeline.packs.pack import packs_root
+
+    try:
+        path, pack, document, seconds = import_openapi(spec, out or packs_root(), name, base_url, operations)
+    except OpenApiError as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]", soft_wrap=True)
+        raise typer.Exit(2)
+    edges = dataflow_edges(pack)
+    left_out = document.left_out + [f"{op.key}: {why}" for op in document.operations for why in op.left_out]
+    summary = {"pack": pack["name"], "path": str(path), "operations": len(pack["apis"]),
+               "arguments": len(pack["arguments"]),
+               "outputs": sum(1 for api in pack["apis"].values() if api["http"]["output"]),
+               "dataflow_edges": len(edges), "import_s": round(seconds, 2),
+               "base_url": pack.get("http_base_url", ""), "auth_env": (pack.get("http_auth") or {}).get("env", ""),
+               "left_out": left_out}
+    if as_json:
+        print(json.dumps(summary, indent=2))
+        return
+    for item in left_out:
+        err_console.print(f"[yellow]left out[/] {escape(item)}", soft_wrap=True)
+    console.print(f"{pack['name']}: {summary['operations']} operation(s), {summary['arguments']} argument(s), "
+                  f"{summary['outputs']} output(s), {len(edges)} dataflow edge(s), {len(left_out)} part(s) left out, "
+                  f"in {seconds:.1f} s -> {path}", markup=False)
+    if summary["auth_env"]:
+        console.print(f"credentials: set {summary['auth_env']} before running with --executor http", markup=False)
 
 
 def load_pack_at(path: Path):

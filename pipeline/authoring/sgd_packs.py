@@ -137,7 +137,7 @@ def _check_names(service: SgdService) -> None:
         raise SgdSchemaError(f"{where}: the service has no intents")
 
 
-def _apply_overlay(spec: dict, overlay: Overlay, source: Path) -> None:
+def apply_overlay(spec: dict, overlay: Overlay, source: Path) -> None:
     for key in ("description", "max_goals", "out_of_scope"):
         if getattr(overlay, key) is not None:
             spec[key] = getattr(overlay, key)
@@ -156,11 +156,12 @@ def _apply_overlay(spec: dict, overlay: Overlay, source: Path) -> None:
         spec["arguments"][name].update(argument.model_dump(exclude_none=True))
 
 
-def load_overlay(path: Path) -> Overlay | None:
+def load_overlay(path: Path, model: type[Overlay] = Overlay) -> Overlay | None:
+    """The overlay beside a generated pack (`model`: the generator's overlay format), or None."""
     if not path.is_file():
         return None
     try:
-        return Overlay.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+        return model.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
     except yaml.YAMLError as exc:
         raise SgdSchemaError(f"{path}: invalid YAML: {exc}") from None
     except ValidationError as exc:
@@ -203,7 +204,7 @@ def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overl
     spec = {"name": name, "description": service.description, "out_of_scope": [], "goals": goals, "apis": apis,
             "arguments": arguments, "errors": dict(GENERIC_ERRORS)}
     if overlay is not None:
-        _apply_overlay(spec, overlay, overlay_path or Path("overlay.yaml"))
+        apply_overlay(spec, overlay, overlay_path or Path("overlay.yaml"))
     return spec
 
 

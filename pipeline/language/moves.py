@@ -68,6 +68,26 @@ def _holds(text: str, phrases: list[str]) -> bool:
     return any(f" {p} " in padded for p in phrases)
 
 
+# Words that carry nothing around a move: "I'm sorry, I really don't know" is a move and no value.
+_FILLER = {"i", "i'm", "im", "sorry", "um", "uh", "well", "really", "honestly", "just", "actually", "it", "that",
+           "please", "oh", "hmm", "so", "but", "the", "a"}
+
+
+def only_moves(text: str, names) -> bool:
+    """Whether words are nothing but these moves' phrases and fillers: read as a free value ("Don't Know" as
+    a name), they are the move, not the value.
+
+    >>> only_moves("I don't know", {"dont_know"}), only_moves("I don't know, maybe Rex", {"dont_know"})
+    (True, False)
+    """
+    padded = f" {_plain(text)} "
+    for name in names:
+        entry = lexicon().get(name, {})
+        for phrase in sorted({p for phrases in entry.values() for p in phrases}, key=len, reverse=True):
+            padded = padded.replace(f" {phrase} ", " ")
+    return bool(names) and not set(padded.split()) - _FILLER
+
+
 def read_moves(message: str) -> Moves:
     """The moves a message makes, and whether it is a bare yes (nothing after the yes but fillers)."""
     text = _plain(message)

@@ -73,7 +73,22 @@ class HttpBinding(StrictModel):
     path: str = Field(description="URL path; `{argument}` is replaced by that argument's value")
     body: dict[str, str] = Field({}, description="JSON body field -> argument (POST, PUT, PATCH)")
     query: dict[str, str] = Field({}, description="query parameter -> argument")
-    output: str = Field(description="the field of the JSON answer that is the call's output")
+    headers: dict[str, str] = Field({}, description="request header -> argument")
+    form: bool = Field(False, description="the body is sent as a form (application/x-www-form-urlencoded), "
+                                          "not JSON")
+    types: dict[str, Literal["integer", "number", "boolean", "array", "date"]] = Field(
+        {}, description="argument -> the JSON type its value is sent as in a JSON body (else a string; an "
+                        "array from a comma-separated value); a date is sent as YYYY-MM-DD, in a query too")
+    output: str = Field("", description="the field of the JSON answer that is the call's output (of its first "
+                                        "item when the answer is a list); empty: the answer has none to give")
+
+
+class HttpAuth(StrictModel):
+    """How every request of the pack proves who sends it; the secret is read from the environment when the
+    call runs, never written in the pack."""
+    scheme: Literal["bearer", "basic", "header", "query"]
+    name: str = Field("", description="the header or query parameter an API key goes in")
+    env: str = Field(description="the environment variable holding the token, the key, or user:password")
 
 
 class Api(StrictModel):
@@ -127,6 +142,7 @@ class PackSpec(StrictModel):
     flow: dict | None = Field(None, description="flow packs: the APIs and each goal's (intent's) flow steps")
     http_base_url: str | None = Field(None, description="where the `http` executor sends the APIs' requests "
                                                           "(NESYPLAN_HTTP_BASE_URL overrides it)")
+    http_auth: HttpAuth | None = None
     max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
                                                       "conversation follows one flow)")
 
@@ -308,7 +324,7 @@ def _load_pack_cached(yaml_file: str, _mtime: int) -> Pack:
         spec = PackSpec.model_validate(raw or {})
     except ValidationError as exc:
         problems = [(str(yaml_path), line, message) for line, message in
-                    validation_problems(exc, lines, model_keys(PackSpec, Goal, Api, HttpBinding, ArgumentType, IrExtra))]
+                    validation_problems(exc, lines, model_keys(PackSpec, Goal, Api, HttpBinding, HttpAuth, ArgumentType, IrExtra))]
         raise PackError(f"{yaml_path}: {problems[0][2]}", problems)
     problems = [(str(yaml_path), line_of(lines, key), message) for key, message in _broken_references(spec)]
     if problems:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from pipeline.language.moves import read_moves
+from pipeline.language.moves import only_moves, read_moves
 from pipeline.llm.prompt import goal_arguments
 from pipeline.retrieval.speech_acts import requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
@@ -196,7 +196,9 @@ class SessionEngine:
         found = moves.found if requests_action(message) else moves.found - {"human"}
         # Free words read unasked ("forget" of "forget it" as a name) do not hide a move; the move drops them.
         facts = delta.facts
-        kept = [f for f in facts if (f[0], f[1]) == state.pending or _family(pack, f[1]) not in FREE_FAMILIES]
+        leaving = found & {"cancel", "human", "dont_know"}
+        kept = [f for f in facts if (f[0], f[1]) == state.pending and not only_moves(str(f[2]), leaving)
+                or _family(pack, f[1]) not in FREE_FAMILIES]
         move = "replace" if replacing and added.ir else self._move(state, found, bool(kept) or goal_named)
         if move in ("cancel", "human", "dont_know"):
             facts = kept

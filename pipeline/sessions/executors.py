@@ -5,8 +5,9 @@ demos and tests run offline and a repeated call returns the same.
 `replay`: the answers a service is known to have given (SGD's `service_results`): a call that agrees with
 a recorded one (values compared as `values/canonical.py` reads them) gets its first result record, whose
 fields later arguments of the same name take; any other call is answered as `simulated` would.
-`http`: each API as the pack declares it (`apis.<name>.http`: method, path template, body and query
-mapping, the answer's output field). Connection errors, timeouts and 5xx answers are retried with
+`http`: each API as the pack declares it (`apis.<name>.http`: method, path template, body, query and header
+mapping, JSON or form body, the answer's output field), with the pack's credentials (`http_auth`) read
+from the environment. Connection errors, timeouts and 5xx answers are retried with
 backoff, every attempt of one call carrying the same `Idempotency-Key` (the session and the call), so a
 server that honours it writes once; a call that still fails raises ExecutionError with the API's words.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import time
 from typing import Protocol
 from urllib.parse import quote  # a value is one path segment: a slash in it stays inside
@@ -101,19 +104,42 @@ class HttpExecutor:
         if spec is None or spec.http is None:
             raise ExecutionError(f"{api} has no http binding in pack {self.pack.name}")
         binding = spec.http
+        missing = [name for name in re.findall(r"{(\w+)}", binding.path) if name not in args]
+        if missing:
+            raise ExecutionError(f"{api}: no value for {', '.join(missing)}, which its path needs")
         request = {
             "method": binding.method,
             "url": self.base_url.rstrip("/") + binding.path.format(**{k: quote(v, safe="") for k, v in args.items()}),
-            "params": {name: args[argument] for name, argument in binding.query.items()},
-            "headers": {"Idempotency-Key": _call_digest(self.session_id, api, args)[:32]},
+            # an optional argument nobody gave is left out of the request, not sent empty
+            "params": {name: str(_typed(args[argument], "date" if binding.types.get(argument) == "date" else None))
+                       for name, argument in binding.query.items() if argument in args},
+            "headers": {"Idempotency-Key": _call_digest(self.session_id, api, args)[:32],
+                        **{name: args[argument] for name, argument in binding.headers.items() if argument in args}},
         }
-        if binding.method in ("POST", "PUT", "PATCH"):
-            request["json"] = {name: args[argument] for name, argument in binding.body.items()}
-        answer = self._send(api, request)
-        try:
-            return str(answer.json()[binding.output])
-        except (ValueError, KeyError, TypeError):
-            raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}") from None
+        self._authenticate(request)
+        if binding.method in ("POST", "PUT", "PATCH") or binding.body:
+            if binding.form:
+                request["data"] = {name: args[argument] for name, argument in binding.body.items() if argument in args}
+            else:
+                request["json"] = _json_body(binding, args)
+        return _output(api, binding, self._send(api, request))
+
+    def _authenticate(self, request: dict) -> None:
+        """The pack's credentials from the environment; none set, none sent (a public API needs none, and
+        one that does answers 401, which names the variable to set)."""
+        auth = self.pack.spec.http_auth
+        secret = os.environ.get(auth.env, "") if auth else ""
+        if not secret:
+            return
+        if auth.scheme == "bearer":
+            request["headers"]["Authorization"] = f"Bearer {secret}"
+        elif auth.scheme == "basic":
+            user, _, password = secret.partition(":")
+            request["auth"] = (user, password)
+        elif auth.scheme == "header":
+            request["headers"][auth.name] = secret
+        else:
+            request["params"][auth.name] = secret
 
     def _send(self, api: str, request: dict) -> httpx.Response:
         problem = ""
@@ -133,9 +159,70 @@ class HttpExecutor:
                     problem = f"HTTP {answer.status_code}: {_message(answer)}"
                     continue
                 if answer.status_code >= 400:  # the API refused the call: asking again would not help
-                    raise ExecutionError(f"{api} refused: HTTP {answer.status_code}: {_message(answer)}")
+                    hint = ""
+                    auth = self.pack.spec.http_auth
+                    if answer.status_code in (401, 403) and auth and not os.environ.get(auth.env):
+                        hint = f" (set {auth.env} to the API's credentials)"
+                    raise ExecutionError(f"{api} refused: HTTP {answer.status_code}: {_message(answer)}{hint}")
                 return answer
         raise ExecutionError(f"{api} failed after {self.retries + 1} attempts: {problem}")
+
+
+def _typed(value: str, kind: str | None):
+    """A value as its JSON type; one that does not read as that type is sent as written, for the API to
+    refuse in its own words."""
+    try:
+        if kind == "integer":
+            return int(value)
+        if kind == "number":
+            return float(value)
+    except ValueError:
+        return value
+    if kind == "boolean":
+        return {"true": True, "false": False}.get(value.strip().lower(), value)
+    if kind == "array":
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if kind == "date":  # a day as the normalisers write it (MM/DD/YYYY), as APIs take it (ISO 8601)
+        month, day, year = (value.split("/") + ["", "", ""])[:3]
+        return f"{year}-{month}-{day}" if year.isdigit() and len(year) == 4 else value
+    return value
+
+
+def _json_body(binding, args: dict[str, str]):
+    """The JSON body: a field named `a.b` goes into object `a`; a field named '' is the whole body."""
+    body: dict = {}
+    for name, argument in binding.body.items():
+        if argument not in args:
+            continue
+        value = _typed(args[argument], binding.types.get(argument))
+        if name == "":
+            try:
+                return json.loads(args[argument]) if binding.types.get(argument) is None else value
+            except ValueError:
+                return value
+        *parents, last = name.split(".")
+        node = body
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[last] = value
+    return body
+
+
+def _output(api: str, binding, answer: httpx.Response) -> str:
+    """The call's output: the binding's field of the answer (of its first item when it is a list)."""
+    if not binding.output:
+        return f"done (HTTP {answer.status_code})"
+    try:
+        body = answer.json()
+    except ValueError:
+        raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}") from None
+    if isinstance(body, list):
+        if not body:
+            raise ExecutionError(f"{api} found nothing")
+        body = body[0]
+    if not isinstance(body, dict) or binding.output not in body:
+        raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}")
+    return str(body[binding.output])
 
 
 def _message(answer: httpx.Response) -> str:

@@ -1,6 +1,8 @@
 """A small restaurant API for the `http` executor's tests: FastAPI over its own SQLite file
 (RESTAURANT_API_DB). Bookings honour `Idempotency-Key`. `POST /_faults` makes the next requests to a path
-fail: answer 500 (after doing the work, as a server that crashes after its commit does) or answer late."""
+fail: answer 500 (after doing the work, as a server that crashes after its commit does) or answer late.
+Its answers are typed (response models) so that its own `/openapi.json` says what each call returns, as an
+app written for `import-openapi` would; the test controls are left out of that document."""
 
 import asyncio
 import os
@@ -11,7 +13,7 @@ from fastapi import FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-app = FastAPI()
+app = FastAPI(title="Restaurant reservations")
 faults: dict[str, dict] = {}   # path prefix -> {"fail_after_work": n, "delay_s": s}
 attempts: list[dict] = []      # every request seen: path and idempotency key
 
@@ -48,7 +50,7 @@ async def record_and_delay(request: Request, call_next):
     return response
 
 
-@app.post("/_faults")
+@app.post("/_faults", include_in_schema=False)
 def set_faults(body: dict) -> dict:
     faults.clear()
     faults.update(body)
@@ -56,18 +58,30 @@ def set_faults(body: dict) -> dict:
     return {"ok": True}
 
 
-@app.get("/_attempts")
+@app.get("/_attempts", include_in_schema=False)
 def get_attempts() -> list[dict]:
     return attempts
 
 
-@app.get("/restaurants")
-def find_restaurant(name: str) -> dict:
+class Restaurant(BaseModel):
+    id: str
+
+
+class Availability(BaseModel):
+    id: str
+
+
+class BookingConfirmation(BaseModel):
+    id: str
+
+
+@app.get("/restaurants", summary="Find a restaurant by its name")
+def find_restaurant(name: str) -> Restaurant:
     # A search, as such APIs are: "oak room" finds The Oak Room.
     row = db().execute("SELECT id FROM restaurants WHERE name LIKE ?", (f"%{name.strip()}%",)).fetchone()
     if row is None:
         raise HTTPException(status_code=404, detail=f"no restaurant named {name}")
-    return {"id": row[0]}
+    return Restaurant(id=row[0])
 
 
 class AvailabilityQuery(BaseModel):
@@ -76,12 +90,13 @@ class AvailabilityQuery(BaseModel):
     time: str
 
 
-@app.post("/restaurants/{restaurant_id}/availability")
-def check_availability(restaurant_id: str, body: AvailabilityQuery) -> dict:
+@app.post("/restaurants/{restaurant_id}/availability",
+          summary="Check that a restaurant has a table for a party on a date at a time")
+def check_availability(restaurant_id: str, body: AvailabilityQuery) -> Availability:
     slot_id = uuid.uuid4().hex[:12]
     db().execute("INSERT INTO availability VALUES (?, ?, ?, ?, ?)",
                  (slot_id, restaurant_id, body.party_size, body.date, body.time))
-    return {"id": slot_id}
+    return Availability(id=slot_id)
 
 
 class Booking(BaseModel):
@@ -90,17 +105,17 @@ class Booking(BaseModel):
     phone: str
 
 
-@app.post("/bookings")
-def book_table(body: Booking, idempotency_key: str | None = Header(None)) -> dict:
+@app.post("/bookings", summary="Book a table that is available, under a name and a phone number")
+def book_table(body: Booking, idempotency_key: str | None = Header(None, include_in_schema=False)) -> BookingConfirmation:
     connection = db()
     if idempotency_key:
         row = connection.execute("SELECT id FROM bookings WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
         if row:
-            return {"id": row[0]}
+            return BookingConfirmation(id=row[0])
     booking_id = uuid.uuid4().hex[:12]
     connection.execute("INSERT INTO bookings VALUES (?, ?, ?, ?, ?)",
                        (booking_id, idempotency_key, body.availability_id, body.name, body.phone))
-    return {"id": booking_id}
+    return BookingConfirmation(id=booking_id)
 
 
 db().close()  # the schema and the restaurants exist before the first request

@@ -1,0 +1,308 @@
+"""An OpenAPI (or Swagger 2.0) spec as a call pack: `nesyplan import-openapi SPEC`.
+
+Every operation the document describes becomes one goal and one API; its summary and description are what
+the translator reads. What it takes becomes arguments, named by these rules:
+
+- an API is its operationId in snake case (`getPetById` -> `get_pet_by_id`); an operation without one is
+  its method and path (`POST /emails/{email_id}/cancel` -> `post_emails_email_id_cancel`);
+- an argument is its parameter's or property's name in snake case; a property of a nested object joins its
+  path with `_` (`category.name` -> `category_name`); a body's own identifier is named after its schema (the
+  `id` of an `Order` -> `order_id`, as a path parameter would name it); a body that is one value is named
+  after its schema; a header the spec's credentials go in is no argument;
+- the pack's arguments are shared by its APIs, so one name must mean one thing: a property of a named
+  schema whose name other schemas or parameters use too is qualified by its schema (a `Booking`'s `name` ->
+  `booking_name`, apart from the `name` a search takes), identifiers excepted (`petId` is one pet id
+  wherever it appears); when operations give one name different types or value lists, the most common
+  keeps the name and the others are qualified by their schema, else the operation's first tag, else the
+  API (`status` of an Order -> `order_status`).
+
+Required path, query, header and body fields are asked for when the request leaves them out; optional ones
+carry the spec's default or are left out of the request. Types come from JSON Schema: an `enum` is a
+`choice`, a boolean a true/false choice, `integer` an integer, `number` an amount, `format: date` a date,
+`email` an email; other strings by the same name-and-description rules as SGD slots (a phone, a time, a
+person's name). A method other than GET changes something (`effects`: read back before it runs).
+
+An API's output is the first identifier of its answer (else its first field). An argument takes another
+API's output when its name is that output's name (`ticket_id` <- the `ticketId` a purchase returns), or that
+output's name after a word of the name of the schema the API answers with (`pet_id` <- the `id` of the
+`Pet` that `addPet` returns; `car_id` <- the `id` of a `CarCreated`; `service_sid` <- the `sid` of a
+`verify.v2.service`). Only identifiers flow: a date or a name is the user's to give.
+
+Hand additions live in `domains/<pack>/overlay.yaml` and survive a re-import: what an SGD overlay holds
+(goal `examples` and `description`, `out_of_scope`, argument `description`, `question`, `normalizer`,
+`values`, `synonyms`, `examples`) and `leave_out`, operations (by operationId, API name or `METHOD /path`)
+not to import.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
+from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
+from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
+from pipeline.packs.pack import NAME
+from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
+
+GENERATOR = "import-openapi"
+JSON_TYPES = {"integer": "integer", "number": "number", "boolean": "boolean", "array": "array"}
+
+
+class OpenApiOverlay(Overlay):
+    """An SGD overlay's additions, and operations not to import."""
+    leave_out: list[str] = []
+
+
+def snake(text: str) -> str:
+    """`getPetById` -> get_pet_by_id; `X-Request-ID` -> x_request_id; `verify.v2.service` -> verify_v2_service.
+
+    >>> snake("getPetById"), snake("POST /emails/{email_id}/cancel"), snake("HTTPStatus")
+    ('get_pet_by_id', 'post_emails_email_id_cancel', 'http_status')
+    """
+    text = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])", "_", text)
+    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+    return text if re.match(r"[a-z]", text) else f"x_{text}" if text else ""
+
+
+def api_names(document: ApiDocument) -> dict[str, str]:
+    """operation key -> API name, unique, valid and clear of the generated files' own names."""
+    names: dict[str, str] = {}
+    for operation in document.operations:
+        base = snake(operation.operation_id or f"{operation.method} {operation.path}") or "operation"
+        generated = f"_{snake(operation.path)}_{operation.method.lower()}"
+        if operation.operation_id and base.endswith(generated) and len(base) > len(generated):
+            base = base[: -len(generated)]  # FastAPI's own `<function>_<path>_<method>`: the function
+        if base in RESERVED:
+            base = f"{base}_api"
+        name, n = base, 2
+        while name in names.values():
+            name, n = f"{base}_{n}", n + 1
+        names[operation.key] = name
+    return names
+
+
+def _argument_base(field: RequestField) -> str:
+    if field.wire == "":
+        return snake(field.owner) or "request_body"
+    name = snake(field.wire.replace(".", "_"))
+    if field.location in ("body", "form") and ID_FIELD.fullmatch(name) and field.owner:
+        name = f"{snake(field.owner)}_{name}"  # an Order's `id` is an order_id, as a path would name it
+    return f"{name}_value" if name in RESERVED else name
+
+
+def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
+    """(normaliser, extra argument keys) of a field (the module docstring's type rules)."""
+    if field.enum:
+        return "choice", {"values": list(dict.fromkeys(field.enum))}
+    if field.kind == "boolean":
+        return "choice", {"values": ["true", "false"], "synonyms": {"true": ["yes"], "false": ["no"]}}
+    if field.kind == "integer":
+        return "integer", {}
+    if field.kind == "number":
+        return "amount", {}
+    if field.kind == "array":
+        return "title_text", {}
+    if field.format == "email":
+        return "email", {}
+    slot = SgdSlot(name=name, description=field.description)
+    if field.format == "date":
+        return ("date" if infer_normalizer(slot) == "date" else "future_date"), {}
+    if field.format in ("date-time", "uuid", "uri", "byte", "binary", "password"):
+        return "title_text", {}
+    inferred = infer_normalizer(slot)  # a string's name and words: a day, a time, a phone, a person
+    return ("title_text" if inferred in ("integer", "amount") else inferred), {}
+
+
+def _qualifier(field: RequestField, operation: Operation, api: str) -> str:
+    return snake(field.owner) or (snake(operation.tags[0]) if operation.tags else "") or api
+
+
+def argument_names(document: ApiDocument, apis: dict[str, str]) -> dict[tuple[str, str, str], str]:
+    """(operation key, location, wire) -> argument name, by the module docstring's naming rules."""
+    uses: dict[str, list[tuple]] = {}
+    owners: dict[str, set[str]] = {}
+    for operation in document.operations:
+        for field in operation.fields:
+            base = _argument_base(field)
+            signature = repr(_normalizer(field, base))
+            uses.setdefault(base, []).append((operation, field, signature))
+            owners.setdefault(base, set()).add(field.owner)
+    names: dict[tuple[str, str, str], str] = {}
+    # argument name -> its signature; an API's name, or its output's, is no argument's (one PDDL name space)
+    taken: dict[str, str] = {n: "api" for api in apis.values() for n in (api, f"{api}_result")}
+    for base, group in uses.items():
+        common = Counter(sig for _, _, sig in group).most_common(1)[0][0]
+        for operation, field, signature in group:
+            name = base
+            if field.owner and len(owners[base]) > 1 and not ID_FIELD.search(base):
+                base = name = f"{snake(field.owner)}_{base}"  # a Booking's name is not a Restaurant's
+            if signature != common or taken.get(base, signature) != signature:
+                name = f"{_qualifier(field, operation, apis[operation.key])}_{base}"
+                if taken.get(name, signature) != signature:
+                    name = f"{apis[operation.key]}_{base}"
+                if taken.get(name, signature) != signature:
+                    name = f"{name}_input"
+            taken[name] = signature
+            names[(operation.key, field.location, field.wire)] = name
+    return names
+
+
+def _output_field(operation: Operation) -> str:
+    return next((o for o in operation.outputs if ID_FIELD.search(snake(o))), operation.outputs[0] if operation.outputs else "")
+
+
+def _takes_output(argument: str, producer: Operation) -> bool:
+    """Whether an argument of this name takes the producer's output (the module docstring's rule)."""
+    output = snake(_output_field(producer))
+    if not ID_FIELD.search(output):  # only an identifier flows: a date or a name is the user's to give
+        return False
+    if argument == output and output != "id":
+        return True
+    entity = snake(producer.entity)
+    if not entity or not argument.endswith("_" + output):
+        return False
+    owner = argument[: -len(output) - 1]
+    words = entity.split("_")
+    return owner in words or f"{owner}s" in words or entity.endswith("_" + owner)
+
+
+def _description(operation: Operation) -> str:
+    summary = operation.summary.strip().rstrip(".")
+    detail = re.split(r"(?<=[.!?])\s|\n", operation.description.strip(), maxsplit=1)[0].strip().rstrip(".")
+    words = [part for part in (summary, detail) if part]
+    if len(words) == 2 and detail.lower().startswith(summary.lower()):
+        words = [detail]
+    text = ". ".join(dict.fromkeys(words)) or f"{operation.method} {operation.path}"
+    return re.sub(r"\s+", " ", text)[:300]
+
+
+def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: OpenApiOverlay | None = None,
+              overlay_path: Path | None = None) -> dict:
+    """pack.yaml of a document, as a dict (deterministic: the document's own order throughout)."""
+    apis_of = api_names(document)
+    if overlay and overlay.leave_out:
+        known = {key for op in document.operations for key in (op.key, apis_of[op.key], f"{op.method} {op.path}")}
+        for item in overlay.leave_out:
+            if item not in known:
+                raise OpenApiError(f"{overlay_path}: leave_out: no operation {item!r}{closest_hint(item, sorted(known))}")
+        gone = set(overlay.leave_out)
+        document = document.model_copy(update={"operations": [
+            op for op in document.operations if not {op.key, apis_of[op.key], f"{op.method} {op.path}"} & gone]})
+    names = argument_names(document, apis_of)
+    goals, apis, arguments = {}, {}, {}
+    for operation in document.operations:
+        api = apis_of[operation.key]
+        binding: dict = {"method": operation.method,
+                         "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
+                                        operation.path)}
+        takes, optional = [], {}
+        for field in operation.fields:
+            argument = names[(operation.key, field.location, field.wire)]
+            if argument in takes:
+                continue
+            takes.append(argument)
+            if not field.required:
+                optional[argument] = field.default
+            where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
+            if where:
+                binding.setdefault(where, {})[field.wire] = argument
+            normalizer, extra = _normalizer(field, _argument_base(field))
+            if field.location == "body" and field.kind in JSON_TYPES:
+                binding.setdefault("types", {})[argument] = JSON_TYPES[field.kind]
+            if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
+                binding.setdefault("types", {})[argument] = "date"
+            arguments.setdefault(argument, {"description": field.description.strip()[:300]
+                                             or argument.replace("_", " "), "normalizer": normalizer, **extra})
+        if operation.encoding == "form" and binding.get("body"):
+            binding["form"] = True
+        binding["output"] = _output_field(operation)
+        description = _description(operation)
+        apis[api] = {"arguments": takes, "produces": f"{api}_result", "description": description,
+                     **({"optional": optional} if optional else {}),
+                     **({"operation": operation.key} if operation.key != api else {}),
+                     **({"effects": True} if operation.method != "GET" else {}),
+                     **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
+                     "http": binding}
+        goals[api] = {"api": api, "description": description, "examples": []}
+    for operation in document.operations:  # dataflow: who takes whose output
+        for argument, spec in arguments.items():
+            if argument in apis[apis_of[operation.key]]["arguments"]:
+                continue
+            if _takes_output(argument, operation):
+                spec.setdefault("accepts_output", []).append(f"{apis_of[operation.key]}_result")
+    description = " ".join(part for part in (document.title.strip().rstrip(".") + ".",
+                                             re.split(r"\n\n", document.description.strip())[0]) if part.strip(". "))
+    spec = {"name": name, "description": re.sub(r"\s+", " ", description)[:500], "out_of_scope": [], "goals": goals,
+            "apis": apis, "arguments": arguments, "errors": dict(GENERIC_ERRORS)}
+    url = join_base_url(base_url, document.base_url)
+    if url:
+        spec["http_base_url"] = url
+    if document.auth:
+        secret = "CREDENTIALS" if document.auth.scheme == "basic" else "TOKEN"
+        spec["http_auth"] = {"scheme": document.auth.scheme, **({"name": document.auth.name} if document.auth.name else {}),
+                             "env": f"NESYPLAN_{name.upper()}_{secret}"}
+    if overlay is not None:
+        try:
+            apply_overlay(spec, overlay, overlay_path or Path("overlay.yaml"))
+        except SgdSchemaError as exc:
+            raise OpenApiError(str(exc)) from None
+    return spec
+
+
+def dataflow_edges(spec: dict) -> list[tuple[str, str, str]]:
+    """(producer API, consumer API, argument) for each output an API's argument can take."""
+    edges = []
+    for consumer, api in spec["apis"].items():
+        for argument in api["arguments"]:
+            for kind in spec["arguments"][argument].get("accepts_output", []):
+                producer = kind.removesuffix("_result")
+                if producer != consumer:
+                    edges.append((producer, consumer, argument))
+    return edges
+
+
+def default_pack_name(source: Path, document: ApiDocument) -> str:
+    """The file's name (`petstore.yaml` -> petstore), or the spec's title's first three words when the file
+    has a name every spec could have (`openapi.json`)."""
+    stem = snake(source.stem.split(".")[0])
+    if stem and stem not in ("openapi", "swagger", "api", "spec", "schema", "api_docs"):
+        return stem
+    return "_".join(snake(document.title).split("_")[:3]) or "api"
+
+
+def import_openapi(source: Path, out: Path, name: str | None = None, base_url: str = "",
+                   operations: list[str] | None = None) -> tuple[Path, dict, ApiDocument, float]:
+    """Write one validated pack for a spec under the packs root `out`: (pack.yaml, its spec, the document
+    read, seconds taken). Nothing is written when the spec or the pack it makes is refused."""
+    started = time.perf_counter()
+    document = load_document(source)
+    name = name or default_pack_name(Path(source), document)
+    if not NAME.fullmatch(name or ""):
+        raise OpenApiError(f"{source}: {name!r} is no pack name (lower case letters, digits and _; give --name)")
+    if operations:
+        keys = {key: op for op in document.operations for key in (op.key, api_names(document)[op.key])}
+        unknown = [o for o in operations if o not in keys]
+        if unknown:
+            raise OpenApiError(f"{source}: no operation {unknown[0]!r}{closest_hint(unknown[0], sorted(keys))}")
+        chosen = {keys[o].key for o in operations}
+        document = document.model_copy(update={"operations": [op for op in document.operations if op.key in chosen]})
+    overlay_path = pack_paths(out, name)["yaml"].with_name("overlay.yaml")
+    spec = pack_spec(document, name, base_url, _read_overlay(overlay_path), overlay_path)
+    rules, pddl = typed_call_pack_files(spec, GENERATOR)
+    header = (f"{name}: generated by `nesyplan {GENERATOR}` from {Path(source).name} ({document.title or 'untitled'}, "
+              f"OpenAPI {document.version}); edit overlay.yaml beside it, not this file.")
+    try:
+        path = write_validated_pack(out, spec, rules, pddl, header=header)["yaml"]
+    except PackNotValid as exc:
+        raise OpenApiError(f"{source}: {exc}") from None
+    return path, spec, document, time.perf_counter() - started
+
+
+def _read_overlay(path: Path) -> OpenApiOverlay | None:
+    try:
+        return load_overlay(path, OpenApiOverlay)
+    except SgdSchemaError as exc:
+        raise OpenApiError(str(exc)) from None

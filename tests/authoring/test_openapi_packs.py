@@ -1,0 +1,217 @@
+"""import-openapi on small specs written here: naming, types, bodies, dataflow, overlays, and bad specs
+refused by name with nothing written. (The shared real specs are measured by `nesyplan eval-openapi`.)"""
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from nesyplan.cli import app
+from pipeline.authoring.openapi_packs import dataflow_edges, import_openapi
+from pipeline.packs.openapi_spec import OpenApiError, read_document
+from pipeline.packs.pack import load_pack, using_packs_root
+from pipeline.sessions.executors import HttpExecutor
+
+GARAGE = {
+    "openapi": "3.1.0",
+    "info": {"title": "Garage service", "description": "Book car repairs at a garage."},
+    "servers": [{"url": "/api"}],
+    "components": {
+        "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-Garage-Key"}},
+        "schemas": {
+            "Car": {"type": "object", "required": ["plate"], "properties": {
+                "id": {"type": "integer", "readOnly": True},
+                "plate": {"type": "string", "description": "licence plate"},
+                "name": {"type": "string", "description": "the owner's nickname for the car"},
+                "fuel": {"type": "string", "enum": ["petrol", "diesel", "electric"]},
+                "owner": {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}}},
+            "CarCreated": {"type": "object", "properties": {"id": {"type": "integer"}, "plate": {"type": "string"}}},
+            "Repair": {"type": "object", "properties": {"repairId": {"type": "string"}, "status": {"type": "string"}}},
+        }},
+    "security": [{"key": []}],
+    "paths": {
+        "/cars": {"post": {
+            "operationId": "registerCar", "summary": "Register a car",
+            "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Car"}}}},
+            "responses": {"201": {"description": "made", "content": {"application/json": {
+                "schema": {"allOf": [{"$ref": "#/components/schemas/CarCreated"}]}}}}}},
+            "get": {"summary": "Find cars by their name",
+                    "parameters": [{"name": "name", "in": "query", "schema": {"type": "string"}}],
+                    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
+                        "type": "array", "items": {"$ref": "#/components/schemas/CarCreated"}}}}}}}},
+        "/cars/{carId}/repairs": {"post": {
+            "operationId": "bookRepair", "summary": "Book a repair for a car on a day",
+            "parameters": [{"name": "carId", "in": "path", "required": True, "schema": {"type": "integer"}},
+                           {"name": "X-Garage-Key", "in": "header", "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["day", "express"], "properties": {
+                    "day": {"type": "string", "format": "date", "description": "the day to bring the car"},
+                    "express": {"type": "boolean"},
+                    "notes": {"type": "array", "items": {"type": "string"}}}}}}},
+            "responses": {"200": {"description": "ok", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Repair"}}}}}}},
+        "/repairs/{repairId}": {"get": {
+            "operationId": "getRepair", "summary": "Show a repair's status",
+            "parameters": [{"name": "repairId", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}},
+    },
+}
+
+
+def write(tmp_path, doc, name="spec.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc) if name.endswith(".json") else yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def garage(tmp_path):
+    root = tmp_path / "packs"
+    path, spec, document, _ = import_openapi(write(tmp_path, GARAGE), root, name="garage",
+                                             base_url="http://127.0.0.1:9")
+    with using_packs_root(root):
+        yield load_pack("garage"), spec, root
+
+
+def test_operations_become_goals_and_apis_named_by_the_rules(garage):
+    pack, _, _ = garage
+    assert list(pack.spec.apis) == ["get_cars", "register_car", "book_repair", "get_repair"]
+    assert pack.spec.goals["book_repair"].description == "Book a repair for a car on a day"
+    assert pack.spec.apis["register_car"].effects and not pack.spec.apis["get_cars"].effects
+
+
+def test_arguments_carry_their_types_and_where_they_go(garage):
+    pack, _, _ = garage
+    args, book = pack.spec.arguments, pack.spec.apis["book_repair"]
+    assert args["fuel"].normalizer == "choice" and args["fuel"].values == ["petrol", "diesel", "electric"]
+    assert args["owner_email"].normalizer == "email"                      # a nested property: its path
+    assert args["day"].normalizer == "future_date" and args["express"].values == ["true", "false"]
+    assert "car_id" not in pack.spec.apis["register_car"].arguments      # readOnly: the server's
+    assert book.arguments == ["car_id", "day", "express", "notes"] and book.optional == {"notes": None}
+    assert "x_garage_key" not in args                                    # credentials are no argument
+    assert book.http.path == "/cars/{car_id}/repairs"
+    assert book.http.types == {"day": "date", "express": "boolean", "notes": "array"}
+    assert pack.spec.apis["register_car"].http.body["owner.email"] == "owner_email"
+    # the car's own name and the search's name are apart; a body without `required` is taken as sent
+    assert "car_name" in pack.spec.apis["register_car"].arguments and "name" in pack.spec.apis["get_cars"].arguments
+    assert "plate" not in pack.spec.apis["register_car"].optional
+
+
+def test_identifiers_flow_from_the_call_that_returns_them(garage):
+    pack, spec, _ = garage
+    assert set(pack.spec.arguments["car_id"].accepts_output) == {"register_car_result", "get_cars_result"}
+    assert pack.spec.arguments["repair_id"].accepts_output == ["book_repair_result"]
+    assert ("book_repair", "get_repair", "repair_id") in dataflow_edges(spec)
+    assert pack.spec.apis["book_repair"].http.output == "repairId"  # the answer's own field name
+
+
+def test_base_url_and_credentials_come_from_the_spec_not_the_pack(garage):
+    pack, _, root = garage
+    assert pack.spec.http_base_url == "http://127.0.0.1:9/api"          # the relative server joined
+    assert pack.spec.http_auth.scheme == "header" and pack.spec.http_auth.name == "X-Garage-Key"
+    assert pack.spec.http_auth.env == "NESYPLAN_GARAGE_TOKEN"
+    assert "secret" not in (root / "domains" / "garage" / "pack.yaml").read_text()
+
+
+def test_the_request_is_built_from_the_binding(garage, monkeypatch):
+    pack, _, _ = garage
+    sent = {}
+
+    class Recorder(HttpExecutor):
+        def _send(self, api, request):
+            sent.update(request)
+            import httpx
+            return httpx.Response(200, json={"repairId": "r-7", "status": "booked"})
+
+    monkeypatch.setenv("NESYPLAN_GARAGE_TOKEN", "s3cret")
+    output = Recorder(pack, "s1").call("book_repair", {"car_id": "12", "day": "03/14/2025", "express": "yes",
+                                                       "notes": "brakes, lights"})
+    assert output == "r-7"
+    assert sent["url"] == "http://127.0.0.1:9/api/cars/12/repairs" and sent["method"] == "POST"
+    assert sent["json"] == {"day": "2025-03-14", "express": "yes", "notes": ["brakes", "lights"]}
+    assert sent["headers"]["X-Garage-Key"] == "s3cret"
+    Recorder(pack, "s1").call("book_repair", {"car_id": "3", "day": "03/15/2025", "express": "true"})
+    assert sent["json"] == {"day": "2025-03-15", "express": True}        # an optional value not given: left out
+
+
+def test_an_overlay_survives_a_re_import_and_can_leave_operations_out(tmp_path):
+    root = tmp_path / "packs"
+    spec_path = write(tmp_path, GARAGE, "garage.yaml")
+    import_openapi(spec_path, root)
+    overlay = root / "domains" / "garage" / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"leave_out": ["getRepair"], "out_of_scope": ["sell my car"],
+                                       "goals": {"book_repair": {"examples": ["fix my brakes on Monday"]}}}))
+    import_openapi(spec_path, root)
+    with using_packs_root(root):
+        pack = load_pack("garage")
+    assert "get_repair" not in pack.spec.apis and pack.spec.out_of_scope == ["sell my car"]
+    assert pack.spec.goals["book_repair"].examples == ["fix my brakes on Monday"]
+    overlay.write_text(yaml.safe_dump({"leave_out": ["getRepairs"]}))
+    with pytest.raises(OpenApiError, match="leave_out: no operation 'getRepairs'.*getRepair"):
+        import_openapi(spec_path, root)
+
+
+def test_swagger_2_bodies_and_forms_are_read():
+    doc = read_document({
+        "swagger": "2.0", "host": "api.example.com", "basePath": "/v1", "schemes": ["https"],
+        "definitions": {"Note": {"properties": {"text": {"type": "string"}}, "required": ["text"]}},
+        "paths": {"/notes": {"post": {"operationId": "addNote", "parameters": [
+            {"in": "body", "name": "body", "required": True, "schema": {"$ref": "#/definitions/Note"}}],
+            "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Note"}}}}},
+            "/login": {"post": {"operationId": "login", "parameters": [
+                {"in": "formData", "name": "user", "type": "string", "required": True},
+                {"in": "formData", "name": "remember", "type": "bool"}],
+                "responses": {"204": {"description": "ok"}}}}}})
+    note, login = doc.operations
+    assert doc.base_url == "https://api.example.com/v1"
+    assert [(f.wire, f.location, f.required) for f in note.fields] == [("text", "body", True)]
+    assert login.encoding == "form" and [(f.wire, f.kind) for f in login.fields] == [("user", "string"),
+                                                                                  ("remember", "boolean")]
+
+
+def test_an_operation_with_a_dangling_ref_is_left_out_by_name(tmp_path):
+    doc = json.loads(json.dumps(GARAGE))
+    doc["paths"]["/repairs/{repairId}"]["get"]["responses"]["200"] = {"description": "ok", "content": {
+        "application/json": {"schema": {"$ref": "#/components/schemas/Nowhere"}}}}
+    doc["paths"]["/cars"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {
+        "$ref": "#/components/schemas/Missing"}
+    document = read_document(doc)
+    assert [op.key for op in document.operations] == ["GET /cars", "bookRepair", "getRepair"]
+    assert document.left_out == ["registerCar: $ref '#/components/schemas/Missing' cannot be resolved"]
+    assert any("Nowhere" in why for why in document.operations[2].left_out)  # an unreadable answer: no output
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"openapi": "2.5", "paths": {}}, "not OpenAPI 3.0/3.1 or Swagger 2.0"),
+    ({"openapi": "3.0.0", "info": {}}, "no `paths`"),
+    ({"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "a", "parameters": [
+        {"$ref": "https://example.com/p.json#/x"}]}}}}, "no operation could be read: a:"),
+    ({"openapi": "3.0.0", "paths": {"/a": {"post": {"operationId": "upload", "requestBody": {
+        "required": True, "content": {"application/octet-stream": {}}}}}}},
+     "upload: its request body is only application/octet-stream"),
+    ({"openapi": "3.0.0", "components": {"schemas": {"Node": {"type": "object", "required": ["next"], "properties": {
+        "next": {"$ref": "#/components/schemas/Node"}}}}}, "paths": {"/n": {"post": {
+            "operationId": "addNode", "requestBody": {"content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Node"}}}}}}}},
+     "addNode: required body field 'next' is an object that contains itself"),
+])
+def test_a_bad_spec_is_refused_by_name_and_nothing_is_written(tmp_path, doc, message):
+    root = tmp_path / "packs"
+    with pytest.raises(OpenApiError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        import_openapi(write(tmp_path, doc), root, name="bad")
+    assert not root.exists() or not any(root.rglob("pack.yaml"))
+
+
+def test_the_command_reports_what_it_found_and_left_out(tmp_path):
+    doc = json.loads(json.dumps(GARAGE))
+    doc["paths"]["/cars"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {
+        "$ref": "#/components/schemas/Missing"}
+    result = CliRunner().invoke(app, ["import-openapi", str(write(tmp_path, doc)), "--name", "garage",
+                                      "--out", str(tmp_path / "packs"), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["operations"] == 3 and summary["dataflow_edges"] >= 1
+    assert summary["left_out"] == ["registerCar: $ref '#/components/schemas/Missing' cannot be resolved"]
+    bad = CliRunner().invoke(app, ["import-openapi", str(write(tmp_path, {"openapi": "3.0.0"}, "x.json"))])
+    assert bad.exit_code == 2 and "no `paths`" in bad.output
