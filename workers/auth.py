@@ -33,7 +33,25 @@ _bearer = HTTPBearer(auto_error=False, description="an API key (NESYPLAN_API_KEY
 
 
 class KeyConfigError(Exception):
-    """The key settings cannot be read (a missing key file)."""
+    """The key settings cannot be read (a missing key file), or hold a placeholder."""
+
+
+# What example files put where a secret goes (.env.example's `change-me`): a service started with one as
+# it is would be open to anyone who read the example.
+PLACEHOLDER_SECRETS = ("change-me", "changeme", "change_me", "replace-me", "your-key-here", "secret", "password")
+
+
+def placeholder_problem(url: str) -> str | None:
+    """What is wrong with a connection URL's password, if it is a placeholder (else None)."""
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return None
+    if password and password.lower() in PLACEHOLDER_SECRETS:
+        return f"the Redis password is the placeholder {password!r}: set a real one (REDIS_PASSWORD in .env)"
+    return None
 
 
 def _digest(key: str) -> str:
@@ -61,6 +79,11 @@ def key_digests() -> tuple[str, ...]:
         except OSError as exc:
             raise KeyConfigError(f"cannot read NESYPLAN_API_KEYS_FILE: {exc}") from None
         digests += [_parse(line, hashed_bare_hex=True) for line in lines]
+    placeholders = {_digest(p): p for p in PLACEHOLDER_SECRETS}
+    for digest in digests:
+        if digest in placeholders:
+            raise KeyConfigError(f"an API key is the placeholder {placeholders[digest]!r}: replace it with a real "
+                                 f"key (python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
     return tuple(sorted({d for d in digests if d}))
 
 
@@ -203,7 +226,7 @@ class SecurityHeaders:
             return await self.app(scope, receive, send)
         docs = scope.get("path", "").startswith(("/docs", "/redoc"))
         extra = [(b"content-security-policy", (self.DOCS if docs else self.STRICT).encode()),
-                 (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                 (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"),
                  (b"x-frame-options", b"DENY")]
 
         async def with_headers(message):

@@ -1,12 +1,15 @@
 """The web page (`/ui`): recent runs, one run as the pipeline (each stage's artifact and time, ASP and PDDL
 highlighted, the plan as a dataflow graph), a form to submit, and conversations. Server-rendered with
 jinja2; the page loads nothing from outside the server (its one stylesheet is ours, the graph is SVG made
-here). With API keys configured it asks for one and keeps it in an HttpOnly cookie."""
+here). With API keys configured it asks for one once and keeps a session id (`ui_sessions.py`) in an
+HttpOnly, SameSite=Strict cookie (Secure over HTTPS), never the key; /ui/logout ends it. A form post from
+another site's page is refused by its Origin (keyless mode has no cookie to guard it)."""
 
 from __future__ import annotations
 
 import html
 import re
+from urllib.parse import urlsplit
 from datetime import date
 from pathlib import Path
 
@@ -17,12 +20,14 @@ from markupsafe import Markup
 
 from pipeline.packs.pack import pack_names
 from pipeline.records import Plan, Run
+from pipeline.settings import settings
 from workers.api import TRANSLATORS, PlanRequest, get_owned_run, get_owned_session, owned_artifact, submit
 from workers.artifacts import ARTIFACTS
 from workers.auth import LOCAL, key_digests, key_id
+from workers.ui_sessions import caller_of, close_session, open_session
 
 HERE = Path(__file__).resolve().parent
-COOKIE = "nesyplan_key"
+COOKIE = "nesyplan_session"
 router = APIRouter(prefix="/ui", include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates" / "ui")
 
@@ -32,12 +37,26 @@ class NeedsKey(Exception):
 
 
 def page_caller(request: Request) -> str:
+    from workers.tasks import store
+
     if not key_digests():
         return LOCAL
-    who = key_id(request.cookies.get(COOKIE, ""))
-    if who is None:
+    who = caller_of(store().client, request.cookies.get(COOKIE, ""))
+    if who is None or who not in {digest[:16] for digest in key_digests()}:  # a key since removed ends it
         raise NeedsKey
     return who
+
+
+def same_origin(request: Request) -> None:
+    """Refuse a form post that another site's page sent. A browser says so in Sec-Fetch-Site, else in
+    Origin (`null` when that page hides where it is: refused too; our pages send their origin, their
+    referrer policy being same-origin). A client that is no browser sends neither, and needs a key."""
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    foreign = site not in (None, "same-origin", "none") or (
+        origin is not None and urlsplit(origin).netloc != request.headers.get("host", ""))
+    if foreign:
+        raise HTTPException(status_code=403, detail="a form of another site cannot post here")
 
 
 # --- highlighting -------------------------------------------------------------------------------------
@@ -121,7 +140,8 @@ ENDED = ("succeeded", "failed")
 
 
 def _render(request: Request, name: str, **context) -> HTMLResponse:
-    return templates.TemplateResponse(request, name, context)
+    signed_in = bool(key_digests()) and bool(request.cookies.get(COOKIE))
+    return templates.TemplateResponse(request, name, {"signed_in": signed_in, **context})
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -129,12 +149,26 @@ def login_page(request: Request, wrong: bool = False) -> HTMLResponse:
     return _render(request, "login.html", wrong=wrong)
 
 
-@router.post("/login")
-def login(key: str = Form(...)) -> RedirectResponse:
-    if key_digests() and key_id(key) is None:
+@router.post("/login", dependencies=[Depends(same_origin)])
+def login(request: Request, key: str = Form(...)) -> RedirectResponse:
+    from workers.tasks import store
+
+    who = key_id(key) if key_digests() else LOCAL
+    if who is None:
         return RedirectResponse("/ui/login?wrong=1", status_code=303)
     response = RedirectResponse("/ui", status_code=303)
-    response.set_cookie(COOKIE, key, httponly=True, samesite="strict")
+    response.set_cookie(COOKIE, open_session(store().client, who), httponly=True, samesite="strict", path="/ui",
+                        secure=request.url.scheme == "https", max_age=settings().ui_session_s)
+    return response
+
+
+@router.post("/logout", dependencies=[Depends(same_origin)])
+def logout(request: Request) -> RedirectResponse:
+    from workers.tasks import store
+
+    close_session(store().client, request.cookies.get(COOKIE, ""))
+    response = RedirectResponse("/ui/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/ui")
     return response
 
 
@@ -157,7 +191,7 @@ def new_page(request: Request, _who: str = Depends(page_caller)):
     return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=date.today().isoformat())
 
 
-@router.post("/new")
+@router.post("/new", dependencies=[Depends(same_origin)])
 def new_submit(request: Request, query: str = Form(...), domain: str = Form("quickbooks"), today: str = Form(""),
                translator: str = Form("hf"), ir: str = Form(""), who: str = Depends(page_caller)):
     try:

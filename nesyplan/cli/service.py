@@ -38,6 +38,7 @@ def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work 
     from workers.celery_app import app as celery_app
     from workers.tasks import WORKER_QUEUES_ENV
 
+    _refuse_a_placeholder_redis_password()
     os.environ[WORKER_QUEUES_ENV] = queues  # each worker process warms up what its queues need
     celery_app.worker_main(["worker", "-Q", queues, "-c", str(concurrency), "--loglevel", loglevel,
                             "-n", name or f"nesyplan-{os.getpid()}@%h", "--without-mingle", "--without-gossip"])
@@ -53,8 +54,19 @@ def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000))
     uvicorn.run("workers.app:app", host=host, port=port)
 
 
+def _refuse_a_placeholder_redis_password() -> None:
+    from pipeline.settings import settings
+    from workers.auth import placeholder_problem
+
+    problem = placeholder_problem(settings().redis_url)
+    if problem:
+        err_console.print(f"[red]{escape(problem)}[/]")
+        raise typer.Exit(2)
+
+
 def _refuse_an_open_public_address(host: str) -> None:
-    """Exit 2 on a bad key file, or on an address other than loopback with no key configured."""
+    """Exit 2 on a bad key file, a placeholder key or Redis password, or on an address other than loopback
+    with no key configured."""
     import ipaddress
 
     from workers.auth import KeyConfigError, key_digests
@@ -64,6 +76,7 @@ def _refuse_an_open_public_address(host: str) -> None:
     except KeyConfigError as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
+    _refuse_a_placeholder_redis_password()
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:

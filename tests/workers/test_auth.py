@@ -115,7 +115,7 @@ def test_every_answer_carries_the_security_headers(keyed):
         policy = response.headers.get("content-security-policy", "")
         assert "frame-ancestors 'none'" in policy and "script-src 'none'" in policy, (path, policy)
         assert response.headers["x-content-type-options"] == "nosniff", path
-        assert response.headers["referrer-policy"] == "no-referrer", path
+        assert response.headers["referrer-policy"] == "same-origin", path  # nothing to other sites
     docs = keyed.http.get("/docs")  # Swagger's page runs a script: it keeps only the frame rule
     assert docs.status_code == 200 and docs.headers["content-security-policy"] == "frame-ancestors 'none'"
 
@@ -174,3 +174,48 @@ def test_serve_refuses_a_public_address_without_keys():
     result = subprocess.run([sys.executable, "-m", "nesyplan.cli", "serve", "--host", "0.0.0.0", "--port", "1"],
                             env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "no API key" in result.stderr
+
+
+@pytest.mark.parametrize("command, env, says", [
+    (["serve", "--host", "0.0.0.0", "--port", "1"], {"NESYPLAN_API_KEYS": "real-key-1,change-me"}, "placeholder 'change-me'"),
+    (["serve", "--port", "1"], {"NESYPLAN_API_KEYS": "sha256:" + hashlib.sha256(b"change-me").hexdigest()},
+     "placeholder 'change-me'"),
+    (["serve", "--port", "1"], {"NESYPLAN_REDIS_URL": "redis://:change-me@127.0.0.1:1/0"}, "Redis password"),
+    (["worker"], {"NESYPLAN_REDIS_URL": "redis://:change-me@127.0.0.1:1/0"}, "Redis password"),
+])
+def test_placeholder_secrets_of_the_example_env_are_refused(command, env, says):
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("NESYPLAN_API_KEYS", "NESYPLAN_REDIS_URL"))}
+    result = subprocess.run([sys.executable, "-m", "nesyplan.cli", *command], env={**base, **env},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and says in result.stderr, result.stderr
+
+
+def test_the_page_keeps_a_session_id_not_the_key_and_logout_ends_it(keyed):
+    signed = keyed.http.post("/ui/login", data={"key": ALPHA}, follow_redirects=False)
+    assert signed.status_code == 303 and signed.headers["location"] == "/ui"
+    cookie = signed.headers["set-cookie"]
+    session_id = cookie.split(";")[0].split("=", 1)[1]
+    assert ALPHA not in cookie and hashlib.sha256(ALPHA.encode()).hexdigest()[:16] not in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/ui" in cookie
+    assert keyed.redis.keys("nesyplan:ui_session:*") and not keyed.redis.keys(f"*{session_id}*")  # stored hashed
+    jar = {"nesyplan_session": session_id}
+    page = keyed.http.get("/ui", cookies=jar, follow_redirects=False)
+    assert page.status_code == 200 and 'action="/ui/logout"' in page.text
+    assert keyed.http.get("/ui", cookies={"nesyplan_session": ALPHA}, follow_redirects=False).status_code == 303
+    out = keyed.http.post("/ui/logout", cookies=jar, follow_redirects=False)
+    assert out.status_code == 303 and out.headers["location"] == "/ui/login" and "nesyplan_session=" in out.headers["set-cookie"]
+    assert keyed.http.get("/ui", cookies=jar, follow_redirects=False).headers["location"] == "/ui/login"
+    assert keyed.redis.keys("nesyplan:ui_session:*") == []
+
+
+def test_a_form_posted_from_another_site_is_refused(keyed):
+    signed = keyed.http.post("/ui/login", data={"key": ALPHA}, follow_redirects=False)
+    jar = {"nesyplan_session": signed.headers["set-cookie"].split(";")[0].split("=", 1)[1]}
+    form = {"query": "help", "domain": "quickbooks", "ir": "_goal(g1, help)."}
+    for headers in ({"Origin": "https://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}):
+        foreign = keyed.http.post("/ui/new", data=form, cookies=jar, headers=headers, follow_redirects=False)
+        assert foreign.status_code == 403, headers
+    assert keyed.redis.keys("nesyplan:run:*") == []
+    own = keyed.http.post("/ui/new", data=form, cookies=jar, headers={"Origin": str(keyed.http.base_url).rstrip("/")},
+                          follow_redirects=False)
+    assert own.status_code == 303 and own.headers["location"].startswith("/ui/runs/")

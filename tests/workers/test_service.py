@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import os
+import re
 import shutil
 import signal
 import socket
@@ -310,7 +311,11 @@ def test_docker_compose_file_is_valid_and_locked_down(tmp_path):
                for p in config["flower"]["ports"]) and "--basic_auth" in " ".join(config["flower"]["command"])
     for name in ("api", "worker-llm", "worker-symbolic"):
         assert config[name]["environment"]["NESYPLAN_REDIS_URL"].startswith("redis://:change-me@redis:")
-        assert config[name]["environment"]["NESYPLAN_API_KEYS"] == "change-me"
+        assert config[name]["environment"]["NESYPLAN_API_KEYS"] == "change-me"  # which `nesyplan` refuses
+    for name in ("redis", "flower"):  # the placeholder is refused before the server starts
+        assert "!= change-me" in " ".join(config[name]["command"])
+    assert "livez" in " ".join(config["api"]["healthcheck"]["test"]) and "ping" in " ".join(config["redis"]["healthcheck"]["test"])
+    assert re.search(r"^USER (?!root)\w+", (PROJECT_ROOT / "Dockerfile").read_text(), re.MULTILINE)
     assert ".env" in (PROJECT_ROOT / ".dockerignore").read_text().split()  # never built into the image
     assert ".env" in (PROJECT_ROOT / ".gitignore").read_text().split()
 
