@@ -167,6 +167,52 @@ def eval_retrieval(dataset: Path = typer.Option(..., exists=True, dir_okay=False
             console.print(f"{key:22} {figures[key]}", markup=False, highlight=False)
 
 
+@app.command("eval-openapi")
+def eval_openapi_command(specs: Path = typer.Option(..., exists=True, file_okay=False,
+                                                    help="a folder of OpenAPI / Swagger specs (.yaml, .yml, .json)"),
+                         requests: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                                 help="requests with expected plans, per spec "
+                                                                      "(default: the packaged ones for ../shared/openapi)"),
+                         translator: str = typer.Option("hf", help="hf or openai"),
+                         packs_dir: Optional[Path] = typer.Option(None, help="where the imported packs go "
+                                                                             "(default: a scratch folder)"),
+                         json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Import and validate every spec of a folder (a table of what each holds), then plan requests written
+    for them with the model and score each against its expected plan: rate and latency."""
+    import tempfile
+
+    from pipeline.evaluation.openapi import evaluate_openapi, packaged_requests
+
+    with tempfile.TemporaryDirectory(prefix="nesyplan-openapi-") as scratch, \
+            Progress(TextColumn("[progress.description]{task.description}"), console=err_console,
+                     transient=True) as bar:
+        task = bar.add_task("importing", total=None)
+        summary = evaluate_openapi(specs, requests or packaged_requests(), packs_dir or Path(scratch), translator,
+                                   progress=lambda what: bar.update(task, description=what[:70]))
+    if json_out:
+        print(json.dumps(summary, indent=2))
+        return
+    table = Table("spec", "ops", "args", "required", "outputs", "edges", "left out", "import s", title="eval-openapi: specs")
+    for row in summary["specs"]:
+        if not row["imported"]:
+            table.add_row(row["spec"], "[red]refused[/]", escape(row["error"][:60]), "", "", "", "", "")
+            continue
+        table.add_row(row["spec"], f"{row['operations']}/{row['operations_in_spec']}", str(row["arguments"]),
+                      str(row["required_arguments"]), str(row["outputs"]), str(row["dataflow_edges"]),
+                      str(row["left_out"]), f"{row['import_s']:.1f}")
+    console.print(table)
+    for result in summary["requests"]:
+        if not result["passed"]:
+            console.print(f"[red]fail[/] {result['spec']}: {escape(result['request'])}: "
+                          f"{escape('; '.join(result['problems']))}", soft_wrap=True)
+    figures = Table("", "requests", "passed", "rate", "p50 ms", "p90 ms", title="eval-openapi: requests")
+    for key, m in summary["summary"].items():
+        lat = m["latency_ms"] or {"p50": "-", "p90": "-"}
+        figures.add_row(key, str(m["requests"]), str(m["passed"]), f"{m['rate']:.1%}" if m["rate"] is not None else "-",
+                        str(lat["p50"]), str(lat["p90"]))
+    console.print(figures)
+
+
 @app.command("eval-sgd")
 def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False,
                                                help="an SGD split: schema.json and dialogues_*.json[.gz]"),

@@ -86,10 +86,10 @@ def api_names(document: ApiDocument) -> dict[str, str]:
 
 def _argument_base(field: RequestField) -> str:
     if field.wire == "":
-        return snake(field.owner) or "request_body"
+        return _owner_word(field.owner) or "request_body"
     name = snake(field.wire.replace(".", "_"))
     if field.location in ("body", "form") and ID_FIELD.fullmatch(name) and field.owner:
-        name = f"{snake(field.owner)}_{name}"  # an Order's `id` is an order_id, as a path would name it
+        name = f"{_owner_word(field.owner)}_{name}"  # an Order's `id` is an order_id, as a path would name it
     return f"{name}_value" if name in RESERVED else name
 
 
@@ -107,6 +107,8 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
         return "title_text", {}
     if field.format == "email":
         return "email", {}
+    if ID_FIELD.search(name):  # an identifier is kept as written, whatever its name says (`email_id`)
+        return "title_text", {}
     slot = SgdSlot(name=name, description=field.description)
     if field.format == "date":
         return ("date" if infer_normalizer(slot) == "date" else "future_date"), {}
@@ -116,8 +118,30 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
     return ("title_text" if inferred in ("integer", "amount") else inferred), {}
 
 
+# Words schema names wrap a resource in: `SendEmailRequest`, `OwnerFields`, `UpdateDomainOptions`.
+_WRAPPER_HEADS = {"create", "update", "patch", "new", "send", "add", "put", "post", "delete", "get", "set"}
+_WRAPPER_TAILS = {"request", "response", "options", "fields", "body", "input", "payload", "dto", "params", "data",
+                  "model", "args"}
+
+
+def _owner_word(owner: str) -> str:
+    """A schema's name as a qualifier: its last dotted part, without the words requests wrap a resource in
+    (`verify.v2.verification` -> verification; `SendEmailRequest` -> email; `PetTypeFields` -> pet_type).
+
+    >>> _owner_word("SendEmailRequest"), _owner_word("verify.v2.verification"), _owner_word("Request")
+    ('email', 'verification', 'request')
+    """
+    words = snake(owner.rsplit(".", 1)[-1]).split("_")
+    core = list(words)
+    while core and core[-1] in _WRAPPER_TAILS:
+        core.pop()
+    while core and core[0] in _WRAPPER_HEADS:
+        core.pop(0)
+    return "_".join(core or words)
+
+
 def _qualifier(field: RequestField, operation: Operation, api: str) -> str:
-    return snake(field.owner) or (snake(operation.tags[0]) if operation.tags else "") or api
+    return _owner_word(field.owner) or (snake(operation.tags[0]) if operation.tags else "") or api
 
 
 def argument_names(document: ApiDocument, apis: dict[str, str]) -> dict[tuple[str, str, str], str]:
@@ -136,10 +160,11 @@ def argument_names(document: ApiDocument, apis: dict[str, str]) -> dict[tuple[st
     for base, group in uses.items():
         common = Counter(sig for _, _, sig in group).most_common(1)[0][0]
         for operation, field, signature in group:
-            name = base
+            own = base
             if field.owner and len(owners[base]) > 1 and not ID_FIELD.search(base):
-                base = name = f"{snake(field.owner)}_{base}"  # a Booking's name is not a Restaurant's
-            if signature != common or taken.get(base, signature) != signature:
+                own = f"{_owner_word(field.owner)}_{base}"  # a Booking's name is not a Restaurant's
+            name = own
+            if signature != common or taken.get(own, signature) != signature:
                 name = f"{_qualifier(field, operation, apis[operation.key])}_{base}"
                 if taken.get(name, signature) != signature:
                     name = f"{apis[operation.key]}_{base}"
@@ -228,9 +253,10 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                      "http": binding}
         goals[api] = {"api": api, "description": description, "examples": []}
     for operation in document.operations:  # dataflow: who takes whose output
+        producer = apis[apis_of[operation.key]]
         for argument, spec in arguments.items():
-            if argument in apis[apis_of[operation.key]]["arguments"]:
-                continue
+            if argument in producer["arguments"] and argument not in producer.get("optional", {}):
+                continue  # it needs that value itself: it gives back the one it was given
             if _takes_output(argument, operation):
                 spec.setdefault("accepts_output", []).append(f"{apis_of[operation.key]}_result")
     description = " ".join(part for part in (document.title.strip().rstrip(".") + ".",

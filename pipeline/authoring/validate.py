@@ -182,7 +182,7 @@ def _check_rules(pack: Pack) -> list[Problem]:
     if out:
         return out
     ir_predicates = pack.ir_predicates()
-    facts_predicates = {("goal_api", 2), ("api_arg", 3), ("produces", 2), ("accepts_output", 2), ("today", 1),
+    facts_predicates = {("goal_api", 2), ("api_arg", 3), ("optional_arg", 2), ("produces", 2), ("accepts_output", 2), ("today", 1),
                         ("ir_extra", 1), ("ir_extra_gives", 2)}
     defined = set(visitor.heads) | facts_predicates | {(p, a) for p, a in ir_predicates.items()}
     for key, (file, line) in visitor.uses.items():

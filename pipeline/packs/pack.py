@@ -225,6 +225,7 @@ class Pack(BaseModel):
         for api, spec in self.spec.apis.items():
             lines.append(f"produces({api}, {spec.produces}).")
             lines += [f"api_arg({api}, {i}, {arg})." for i, arg in enumerate(spec.arguments, 1)]
+            lines += [f"optional_arg({api}, {arg})." for arg in spec.optional]
         for arg, spec in self.spec.arguments.items():
             lines += [f"accepts_output({arg}, {kind})." for kind in spec.accepts_output]
         for extra, spec in self.spec.ir_extra.items():

@@ -215,3 +215,39 @@ def test_the_command_reports_what_it_found_and_left_out(tmp_path):
     assert summary["left_out"] == ["registerCar: $ref '#/components/schemas/Missing' cannot be resolved"]
     bad = CliRunner().invoke(app, ["import-openapi", str(write(tmp_path, {"openapi": "3.0.0"}, "x.json"))])
     assert bad.exit_code == 2 and "no `paths`" in bad.output
+
+
+def plan_ir(ir: str, domain: str = "garage"):
+    from pipeline.run import run_pipeline
+    return run_pipeline("", domain, "2026-05-04", ir=ir)
+
+
+def test_a_required_id_takes_the_output_of_the_one_call_that_makes_it(garage):
+    run = plan_ir("_goal(g1, register_car).\n_goal(g2, book_repair).\n_plate(g1, \"KX 11\").\n")
+    book = next(c for c in run.plan.calls if c.api == "book_repair")
+    assert run.plan.calls[book.args["car_id"].ref].api == "register_car" and not book.args["car_id"].get_info
+    # two calls could give it: which one is the user's to say, so it is asked
+    run = plan_ir("_goal(g1, register_car).\n_goal(g2, get_cars).\n_goal(g3, book_repair).\n_plate(g1, \"KX 11\").\n")
+    book = next(c for c in run.plan.calls if c.api == "book_repair")
+    assert book.args["car_id"].ref is None and book.args["car_id"].get_info == "car_id"
+
+
+def test_eval_openapi_tables_every_spec_and_scores_every_request(tmp_path):
+    from pipeline.evaluation.openapi import evaluate_openapi
+
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    write(specs, GARAGE, "garage.json")
+    write(specs, {"openapi": "3.0.0", "paths": {}}, "empty.yaml")
+    requests = tmp_path / "requests.yaml"
+    requests.write_text(yaml.safe_dump({"today": "2026-05-04", "specs": {
+        "garage": [{"request": "book a repair for my car", "calls": ["book_repair"]}],
+        "empty": [{"request": "anything", "calls": []}]}}))
+    result = evaluate_openapi(specs, requests, tmp_path / "packs")
+    rows = {row["spec"]: row for row in result["specs"]}
+    assert rows["empty"]["imported"] is False and "no operation could be read" in rows["empty"]["error"]
+    assert rows["garage"]["operations"] == 4 and rows["garage"]["dataflow_edges"] >= 3
+    by_spec = {r["spec"]: r for r in result["requests"]}
+    assert by_spec["empty"]["problems"] == ["its spec was not imported"] and not by_spec["empty"]["passed"]
+    assert by_spec["garage"]["latency_ms"] > 0
+    assert result["summary"]["all"]["requests"] == 2
