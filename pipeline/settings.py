@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     api_keys_file: str | None = None        # one key per line, plain or sha256 hex; `#` comments
     rate_limit_per_s: float = 20.0          # per key, token bucket in Redis (0: no limit)
     rate_burst: int = 60
+    auth_fail_per_s: float = 0.5            # failed keys per client address (0: no limit); past the burst the
+    auth_fail_burst: int = 20               # address is refused (429) until the bucket refills, right key or not
     max_body_bytes: int = 64 * 1024         # larger request bodies get 413
     max_queued_runs: int = 200              # per key: runs not yet ended
     max_session_messages: int = 60          # per session

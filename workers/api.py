@@ -20,7 +20,7 @@ from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
-from workers.auth import LOCAL, BodyLimit, SecurityHeaders, caller, rate_limit
+from workers.auth import LOCAL, BodyLimit, SecurityHeaders, address, caller, rate_limit
 from workers.store import capped_add, live_workers
 
 app = FastAPI(title="nesyplan", version="0.1.0",
@@ -239,7 +239,7 @@ def healthz(request: Request) -> JSONResponse:
     """Readiness: Redis answers and some worker said it was alive lately (its heartbeat in Redis; no
     broadcast to the workers per call). Limited per client address like any other endpoint; it names no
     worker and no address."""
-    rate_limit(f"health:{request.client.host if request.client else 'unknown'}")
+    rate_limit(f"health:{address(request)}")
     try:
         client = _store().client
         up, workers = bool(client.ping()), live_workers(client)

@@ -8,7 +8,8 @@ of the digest): runs and sessions belong to it. With no key configured every cal
 `nesyplan serve` refuses any address but loopback.
 
 Limits: a token bucket per key in Redis (one Lua script, so concurrent API processes share it) -> 429 with
-Retry-After; a body size limit (413, `BodyLimit`).
+Retry-After; failed keys per client address (past their burst the address is refused for a while, the
+right key too); a body size limit (413, `BodyLimit`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from fastapi import Depends, HTTPException
+from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -118,26 +119,63 @@ def _bucket_script(client):
     return client.register_script(_BUCKET)
 
 
-def rate_limit(caller: str) -> None:
+def _wait(bucket: str, rate: float, burst: int) -> float:
+    """Take a token from a bucket; the seconds until one is there when there is none (0: taken)."""
     from workers.tasks import store
 
+    return float(_bucket_script(store().client)(keys=[f"nesyplan:rate:{bucket}"], args=[rate, burst]))
+
+
+def rate_limit(caller: str) -> None:
     s = settings()
     if s.rate_limit_per_s <= 0:
         return
-    wait = float(_bucket_script(store().client)(keys=[f"nesyplan:rate:{caller}"], args=[s.rate_limit_per_s, s.rate_burst]))
+    wait = _wait(caller, s.rate_limit_per_s, s.rate_burst)
     if wait > 0:
         raise HTTPException(status_code=429, detail=f"rate limit: {s.rate_limit_per_s:g} requests/s "
                                                     f"(burst {s.rate_burst}) per key",
                             headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
 
-def caller(credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> str:
+def address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def refused_address(request: Request) -> None:
+    """429 while the address is refused for guessing keys; no key is even looked at."""
+    from workers.tasks import store
+
+    left = store().client.ttl(f"nesyplan:authblock:{address(request)}")
+    if left and left > 0:
+        raise HTTPException(status_code=429, detail="too many failed keys from this address",
+                            headers={"Retry-After": str(left)})
+
+
+def count_failed_key(request: Request) -> None:
+    """A wrong or missing key, counted against the client's address: past the burst, the address is refused
+    (any key, the right one too) until its bucket has a token again, so keys cannot be guessed quickly."""
+    from workers.tasks import store
+
+    s = settings()
+    if s.auth_fail_per_s <= 0:
+        return
+    wait = _wait(f"authfail:{address(request)}", s.auth_fail_per_s, s.auth_fail_burst)
+    if wait > 0:
+        seconds = max(1, math.ceil(wait))
+        store().client.set(f"nesyplan:authblock:{address(request)}", 1, ex=seconds)
+        raise HTTPException(status_code=429, detail="too many failed keys from this address",
+                            headers={"Retry-After": str(seconds)})
+
+
+def caller(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> str:
     """The caller's key id (401 without a configured key when keys are configured), within its rate."""
     if not key_digests():
         who = LOCAL
     else:
+        refused_address(request)
         who = key_id(credentials.credentials) if credentials is not None else None
         if who is None:
+            count_failed_key(request)
             raise HTTPException(status_code=401, detail="a valid API key is required (Authorization: Bearer KEY)",
                                 headers={"WWW-Authenticate": "Bearer"})
     rate_limit(who)

@@ -23,7 +23,7 @@ from pipeline.records import Plan, Run
 from pipeline.settings import settings
 from workers.api import TRANSLATORS, PlanRequest, get_owned_run, get_owned_session, owned_artifact, submit
 from workers.artifacts import ARTIFACTS
-from workers.auth import LOCAL, key_digests, key_id
+from workers.auth import LOCAL, address, count_failed_key, key_digests, key_id, rate_limit, refused_address
 from workers.ui_sessions import caller_of, close_session, open_session
 
 HERE = Path(__file__).resolve().parent
@@ -40,10 +40,12 @@ def page_caller(request: Request) -> str:
     from workers.tasks import store
 
     if not key_digests():
+        rate_limit(f"page:{address(request)}")
         return LOCAL
     who = caller_of(store().client, request.cookies.get(COOKIE, ""))
     if who is None or who not in {digest[:16] for digest in key_digests()}:  # a key since removed ends it
         raise NeedsKey
+    rate_limit(who)  # the pages count against the key's rate, as its API calls do
     return who
 
 
@@ -146,6 +148,7 @@ def _render(request: Request, name: str, **context) -> HTMLResponse:
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, wrong: bool = False) -> HTMLResponse:
+    rate_limit(f"page:{address(request)}")
     return _render(request, "login.html", wrong=wrong)
 
 
@@ -153,8 +156,10 @@ def login_page(request: Request, wrong: bool = False) -> HTMLResponse:
 def login(request: Request, key: str = Form(...)) -> RedirectResponse:
     from workers.tasks import store
 
+    refused_address(request)
     who = key_id(key) if key_digests() else LOCAL
     if who is None:
+        count_failed_key(request)
         return RedirectResponse("/ui/login?wrong=1", status_code=303)
     response = RedirectResponse("/ui", status_code=303)
     response.set_cookie(COOKIE, open_session(store().client, who), httponly=True, samesite="strict", path="/ui",

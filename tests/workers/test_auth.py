@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from pipeline.settings import settings
-from tests.workers.test_service import DATAFLOW_IR, Service
+from tests.workers.test_service import DATAFLOW_IR, Service, wait_until
 from workers import auth
 
 ALPHA, BETA = "alpha-key-1f0c", "beta-key-77d2"
@@ -219,3 +219,20 @@ def test_a_form_posted_from_another_site_is_refused(keyed):
     own = keyed.http.post("/ui/new", data=form, cookies=jar, headers={"Origin": str(keyed.http.base_url).rstrip("/")},
                           follow_redirects=False)
     assert own.status_code == 303 and own.headers["location"].startswith("/ui/runs/")
+
+
+def test_guessing_keys_gets_the_address_refused_for_a_while(tmp_path):
+    url = os.environ["NESYPLAN_REDIS_URL"]
+    redis.Redis.from_url(url).flushdb()
+    svc = Service(url, tmp_path, env={"NESYPLAN_API_KEYS": ALPHA, "NESYPLAN_AUTH_FAIL_BURST": "3",
+                                      "NESYPLAN_AUTH_FAIL_PER_S": "0.5"})
+    try:
+        answers = [svc.http.get("/v1/plans/nothing", headers=bearer(f"guess-{i}")).status_code for i in range(3)]
+        assert answers == [401, 401, 401]
+        refused = svc.http.get("/v1/plans/nothing", headers=bearer("guess-4"))
+        assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+        assert svc.http.get("/v1/plans/nothing", headers=bearer(ALPHA)).status_code == 429  # the right key waits too
+        assert svc.http.post("/ui/login", data={"key": ALPHA}, follow_redirects=False).status_code == 429
+        assert wait_until(lambda: svc.http.get("/v1/plans/nothing", headers=bearer(ALPHA)).status_code == 404, 15)  # let in again
+    finally:
+        svc.close()
