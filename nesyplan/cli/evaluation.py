@@ -181,14 +181,19 @@ def eval_openapi_command(specs: Path = typer.Option(..., exists=True, file_okay=
     for them with the model and score each against its expected plan: rate and latency."""
     import tempfile
 
-    from pipeline.evaluation.openapi import evaluate_openapi, packaged_requests
+    from pipeline.authoring.openapi_packs import import_folder
+    from pipeline.evaluation.openapi import evaluate_requests, packaged_requests
 
     with tempfile.TemporaryDirectory(prefix="nesyplan-openapi-") as scratch, \
             Progress(TextColumn("[progress.description]{task.description}"), console=err_console,
                      transient=True) as bar:
         task = bar.add_task("importing", total=None)
-        summary = evaluate_openapi(specs, requests or packaged_requests(), packs_dir or Path(scratch), translator,
-                                   progress=lambda what: bar.update(task, description=what[:70]))
+
+        def progress(what: str) -> None:
+            bar.update(task, description=what[:70])
+        root = packs_dir or Path(scratch)
+        rows, packs = import_folder(specs, root, progress)
+        summary = {"specs": rows, **evaluate_requests(packs, requests or packaged_requests(), root, translator, progress)}
     if json_out:
         print(json.dumps(summary, indent=2))
         return

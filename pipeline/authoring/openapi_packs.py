@@ -332,3 +332,32 @@ def _read_overlay(path: Path) -> OpenApiOverlay | None:
         return load_overlay(path, OpenApiOverlay)
     except SgdSchemaError as exc:
         raise OpenApiError(str(exc)) from None
+
+
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def import_folder(specs_dir: Path, packs_dir: Path, progress=lambda _: None) -> tuple[list[dict], dict[str, str]]:
+    """Import and validate every spec of a folder into `packs_dir`: a row per spec (what it holds, or why it
+    was refused) and spec (file stem) -> pack name for those imported."""
+    rows, packs = [], {}
+    for path in sorted(p for p in Path(specs_dir).iterdir() if p.suffix in SPEC_SUFFIXES):
+        progress(f"importing {path.name}")
+        row = {"spec": path.stem}
+        try:
+            name = default_pack_name(path, load_document(path))
+            _, pack, document, seconds = import_openapi(path, packs_dir, name=name)
+        except OpenApiError as exc:
+            rows.append({**row, "imported": False, "error": str(exc)})
+            continue
+        packs[path.stem] = name
+        left_out = document.left_out + [f"{op.key}: {why}" for op in document.operations for why in op.left_out]
+        rows.append({**row, "imported": True, "validated": True, "pack": name,
+                     "operations_in_spec": len(document.operations) + len(document.left_out),
+                     "operations": len(pack["apis"]), "arguments": len(pack["arguments"]),
+                     "required_arguments": sum(len([a for a in api["arguments"] if a not in api.get("optional", {})])
+                                               for api in pack["apis"].values()),
+                     "outputs": sum(1 for api in pack["apis"].values() if api["http"]["output"]),
+                     "dataflow_edges": len(dataflow_edges(pack)), "left_out": len(left_out),
+                     "left_out_parts": left_out, "import_s": round(seconds, 2)})
+    return rows, packs

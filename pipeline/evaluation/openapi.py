@@ -1,6 +1,6 @@
-"""`nesyplan eval-openapi`: every spec of a folder imported and validated, with what was found in it
-(operations, arguments, outputs, dataflow edges, parts left out, import time), then requests written for
-those specs planned with the packaged model and scored against their expected plans.
+"""`nesyplan eval-openapi`, its second half: requests written for imported specs (the first half,
+`authoring/openapi_packs.import_folder`, imports and tables them) planned with the packaged model and
+scored against their expected plans.
 
 A request passes when its plan makes exactly the expected calls, carries the expected values (compared as
 the argument's normaliser reads them), asks for exactly the expected arguments (when the case lists them)
@@ -19,9 +19,6 @@ from pydantic import BaseModel
 
 from pipeline.evaluation.calls import percentile
 from pipeline.values.canonical import same_value
-
-SPEC_SUFFIXES = (".yaml", ".yml", ".json")
-
 
 class RequestCase(BaseModel):
     request: str
@@ -86,34 +83,14 @@ def score(case: RequestCase, run, pack) -> list[str]:
     return problems
 
 
-def evaluate_openapi(specs_dir: Path, requests: Path, packs_dir: Path, translator: str = "hf",
-                     progress: Callable[[str], None] = lambda _: None) -> dict:
-    from pipeline.authoring.openapi_packs import dataflow_edges, default_pack_name, import_openapi
-    from pipeline.packs.openapi_spec import OpenApiError, load_document
+def evaluate_requests(packs: dict[str, str], requests: Path, packs_dir: Path, translator: str = "hf",
+                      progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Plan each spec's requests with its imported pack (`packs`: spec -> pack name, under `packs_dir`) and
+    score them: the results and the figures (rate, latency) overall, per spec and per kind of request."""
     from pipeline.packs.pack import load_pack, using_packs_root
     from pipeline.run import run_pipeline, warm_up
 
     today, cases = load_requests(requests)
-    specs, packs = [], {}
-    for path in sorted(p for p in Path(specs_dir).iterdir() if p.suffix in SPEC_SUFFIXES):
-        progress(f"importing {path.name}")
-        row = {"spec": path.stem}
-        try:
-            name = default_pack_name(path, load_document(path))
-            _, pack, document, seconds = import_openapi(path, packs_dir, name=name)
-        except OpenApiError as exc:
-            specs.append({**row, "imported": False, "error": str(exc)})
-            continue
-        packs[path.stem] = name
-        left_out = document.left_out + [f"{op.key}: {why}" for op in document.operations for why in op.left_out]
-        specs.append({**row, "imported": True, "validated": True, "pack": name,
-                      "operations_in_spec": len(document.operations) + len(document.left_out),
-                      "operations": len(pack["apis"]), "arguments": len(pack["arguments"]),
-                      "required_arguments": sum(len([a for a in api["arguments"] if a not in api.get("optional", {})])
-                                                for api in pack["apis"].values()),
-                      "outputs": sum(1 for api in pack["apis"].values() if api["http"]["output"]),
-                      "dataflow_edges": len(dataflow_edges(pack)), "left_out": len(left_out),
-                      "left_out_parts": left_out, "import_s": round(seconds, 2)})
     results: list[RequestResult] = []
     with using_packs_root(packs_dir):
         progress("loading the model")
@@ -133,7 +110,7 @@ def evaluate_openapi(specs_dir: Path, requests: Path, packs_dir: Path, translato
                 results.append(RequestResult(spec=spec, request=case.request, kind=kind_of(case), passed=not problems,
                                              latency_ms=round(latency, 1), problems=problems,
                                              calls=[c.api for c in run.plan.calls] if run.plan else []))
-    return {"specs": specs, "requests": [r.model_dump() for r in results], "summary": summarize(results)}
+    return {"requests": [r.model_dump() for r in results], "summary": summarize(results)}
 
 
 def summarize(results: list[RequestResult]) -> dict:

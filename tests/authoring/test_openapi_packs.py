@@ -233,7 +233,8 @@ def test_a_required_id_takes_the_output_of_the_one_call_that_makes_it(garage):
 
 
 def test_eval_openapi_tables_every_spec_and_scores_every_request(tmp_path):
-    from pipeline.evaluation.openapi import evaluate_openapi
+    from pipeline.authoring.openapi_packs import import_folder
+    from pipeline.evaluation.openapi import evaluate_requests
 
     specs = tmp_path / "specs"
     specs.mkdir()
@@ -243,8 +244,9 @@ def test_eval_openapi_tables_every_spec_and_scores_every_request(tmp_path):
     requests.write_text(yaml.safe_dump({"today": "2026-05-04", "specs": {
         "garage": [{"request": "book a repair for my car", "calls": ["book_repair"]}],
         "empty": [{"request": "anything", "calls": []}]}}))
-    result = evaluate_openapi(specs, requests, tmp_path / "packs")
-    rows = {row["spec"]: row for row in result["specs"]}
+    found, packs = import_folder(specs, tmp_path / "packs")
+    result = evaluate_requests(packs, requests, tmp_path / "packs")
+    rows = {row["spec"]: row for row in found}
     assert rows["empty"]["imported"] is False and "no operation could be read" in rows["empty"]["error"]
     assert rows["garage"]["operations"] == 4 and rows["garage"]["dataflow_edges"] >= 3
     by_spec = {r["spec"]: r for r in result["requests"]}
