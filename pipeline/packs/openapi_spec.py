@@ -336,9 +336,10 @@ def _add_field(operation: Operation, field: RequestField, schema) -> None:
 
 
 def _cannot_carry(operation: Operation, field: RequestField, what: str) -> None:
+    part = f"{field.location} field {field.wire!r}" if field.wire else f"{field.location} (the whole of it)"
     if field.required:
-        raise _Unreadable(f"required {field.location} field {field.wire!r} is {what}, which no argument can carry")
-    operation.left_out.append(f"{field.location} field {field.wire!r}: {what}")
+        raise _Unreadable(f"required {part} is {what}, which no argument can carry")
+    operation.left_out.append(f"{part}: {what}")
 
 
 def _body_fields(operation: Operation, schema, required: bool) -> list[RequestField]:
