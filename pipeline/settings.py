@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     http_retries: int = 2                   # attempts after the first, on connection errors, timeouts, 5xx
     session_ttl_s: int = 24 * 3600          # how long the store keeps an idle session
     session_reply_timeout_s: float = 120.0  # how long POST .../messages waits for the turn's reply
+    max_waits_per_key: int = 4              # replies one key may wait for at once; past it a message gets 202
+    max_connections: int = 500              # connections `serve` holds at once; past it, 503
     # Access (workers/auth.py). With no key configured the API serves only on a loopback address.
     api_keys: str = ""                      # comma-separated keys (plain, or `sha256:` + hex digest)
     api_keys_file: str | None = None        # one key per line, plain or sha256 hex; `#` comments

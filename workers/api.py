@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from datetime import date
 from typing import Literal
@@ -183,8 +184,41 @@ def get_owned_session(session_id: str, who: str) -> SessionState:
     return state
 
 
-@app.post("/v1/sessions/{session_id}/messages", response_model=Reply, response_model_exclude_none=True)
-def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> Reply:
+class Accepted(BaseModel):
+    turn: int = Field(description="the message's turn: its reply is state.turns[turn].reply once it has run")
+    poll: str = Field(description="where the reply will be")
+
+
+class WaitSlots:
+    """How many replies each key is waiting for in this process. A wait holds one of the server's worker
+    threads, so one key's burst of messages must not hold them all: past `max_waits_per_key` its messages
+    are taken and answered 202 at once, to poll."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._held: dict[str, int] = {}
+
+    def take(self, who: str) -> bool:
+        with self._lock:
+            if self._held.get(who, 0) >= settings().max_waits_per_key:
+                return False
+            self._held[who] = self._held.get(who, 0) + 1
+            return True
+
+    def give_back(self, who: str) -> None:
+        with self._lock:
+            self._held[who] -= 1
+            if not self._held[who]:
+                del self._held[who]
+
+
+_waits = WaitSlots()
+
+
+@app.post("/v1/sessions/{session_id}/messages", response_model=Reply, response_model_exclude_none=True,
+          responses={202: {"model": Accepted, "description": "taken, not waited for: this key already waits for "
+                                                              "NESYPLAN_MAX_WAITS_PER_KEY replies; poll for it"}})
+def post_message(session_id: str, body: Message, who: str = Depends(caller)):
     """One user message; the agent's reply once its turn has run. Messages sent at once are answered in
     the order they arrived, each in the context the one before left."""
     from workers.tasks import enqueue_message
@@ -195,6 +229,17 @@ def post_message(session_id: str, body: Message, who: str = Depends(caller)) -> 
     if turn is None:
         raise HTTPException(status_code=409, detail=f"session {session_id} has had its "
                                                     f"{settings().max_session_messages} messages")
+    if not _waits.take(who):
+        poll = f"/v1/sessions/{session_id}"
+        return JSONResponse(status_code=202, content=Accepted(turn=turn, poll=poll).model_dump(),
+                            headers={"Location": poll})
+    try:
+        return _wait_for_reply(session_id, turn)
+    finally:
+        _waits.give_back(who)
+
+
+def _wait_for_reply(session_id: str, turn: int) -> Reply:
     deadline = time.monotonic() + settings().session_reply_timeout_s
     while True:
         state = _sessions().load(session_id)

@@ -182,8 +182,11 @@ def caller(request: Request, credentials: HTTPAuthorizationCredentials | None = 
     return who
 
 
+MAX_HEADER_BYTES = 16384
+
+
 class BodyLimit:
-    """ASGI middleware: a request body over `max_bytes` gets 413, by its Content-Length or by reading it
+    """ASGI middleware: request headers over MAX_HEADER_BYTES get 431; a request body over `max_bytes` gets 413, by its Content-Length or by reading it
     up to the limit; a JSON body that is not text (undecodable bytes, or a lone UTF-16 surrogate such as
     "\\ud800", which no store can write) gets 400. The app then reads the buffered body."""
 
@@ -193,6 +196,9 @@ class BodyLimit:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        if sum(len(k) + len(v) for k, v in scope["headers"]) > MAX_HEADER_BYTES:
+            too_many = JSONResponse(status_code=431, content={"detail": f"request headers over {MAX_HEADER_BYTES} bytes"})
+            return await too_many(scope, receive, send)
         too_large = JSONResponse(status_code=413, content={"detail": f"request body over {self.max_bytes} bytes"})
         headers = dict(scope["headers"])
         length = headers.get(b"content-length")

@@ -50,8 +50,15 @@ def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000))
     NESYPLAN_API_KEYS_FILE) it serves only on a loopback address."""
     import uvicorn
 
+    from pipeline.settings import settings
+
     _refuse_an_open_public_address(host)
-    uvicorn.run("workers.app:app", host=host, port=port)
+    s = settings()
+    # Bounds on what a client can hold: idle keep-alive connections close after 5 s, past max_connections
+    # new ones get 503, and SIGTERM ends the server within 10 s even with replies still being waited for.
+    # (Headers over 16 KiB get 431 from BodyLimit, whichever HTTP parser uvicorn runs.)
+    uvicorn.run("workers.app:app", host=host, port=port, timeout_keep_alive=5, limit_concurrency=s.max_connections,
+                timeout_graceful_shutdown=10)
 
 
 def _refuse_a_placeholder_redis_password() -> None:

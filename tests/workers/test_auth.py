@@ -236,3 +236,33 @@ def test_guessing_keys_gets_the_address_refused_for_a_while(tmp_path):
         assert wait_until(lambda: svc.http.get("/v1/plans/nothing", headers=bearer(ALPHA)).status_code == 404, 15)  # let in again
     finally:
         svc.close()
+
+
+def test_a_burst_of_waits_from_one_key_holds_only_its_share(tmp_path):
+    url = os.environ["NESYPLAN_REDIS_URL"]
+    redis.Redis.from_url(url).flushdb()
+    # No worker: no turn is ever answered, so every wait lasts until its timeout.
+    svc = Service(url, tmp_path, env={"NESYPLAN_API_KEYS": f"{ALPHA},{BETA}", "NESYPLAN_MAX_WAITS_PER_KEY": "2",
+                                      "NESYPLAN_SESSION_REPLY_TIMEOUT_S": "8"})
+    try:
+        session = svc.http.post("/v1/sessions", json={"domain": "restaurant_reservation"}, headers=bearer(ALPHA))
+        path = f"/v1/sessions/{session.json()['id']}/messages"
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:
+            futures = [pool.submit(svc.http.post, path, json={"text": f"message {i}"}, headers=bearer(ALPHA))
+                       for i in range(20)]
+            assert wait_until(lambda: sum(f.done() for f in futures) == 18, 30)  # taken, not waited for
+            taken = [f.result() for f in futures if f.done()]
+            assert all(r.status_code == 202 and r.headers["location"] == r.json()["poll"] for r in taken)
+            assert len({r.json()["turn"] for r in taken}) == 18
+            # another key is served while this key's two waits still hold their threads
+            assert svc.http.get("/v1/domains", headers=bearer(BETA)).status_code == 200
+            assert sum(not f.done() for f in futures) == 2
+        assert all(f.result().status_code == 504 for f in futures if f.result().status_code != 202)
+    finally:
+        svc.close()
+
+
+def test_headers_over_the_limit_are_refused_and_the_server_goes_on(keyed):
+    answer = keyed.http.get("/livez", headers={"X-Padding": "x" * 20000})
+    assert answer.status_code == 431
+    assert keyed.http.get("/livez").status_code == 200
