@@ -18,13 +18,13 @@ from pipeline.run import ALL_STAGES, run_stage, stages_of, warm_up
 from pipeline.settings import settings
 from workers.celery_app import app
 from pipeline.sessions.engine import SessionEngine
+from workers import sweeper
 from workers.store import RunStore, SessionStore, beat
 
 log = logging.getLogger(__name__)
 _store: RunStore | None = None
 _sessions: SessionStore | None = None
 TURN_WAIT_S = 0.1           # a turn whose earlier turn is still running looks again after this long
-TURN_WAIT_RETRIES = 3000    # ... this many times (5 minutes)
 WORKER_QUEUES_ENV = "NESYPLAN_WORKER_QUEUES"  # set by `nesyplan worker`: what this worker's processes serve
 
 # Transient: the store or broker went away for a moment. Domain errors never raise (they end the run).
@@ -62,6 +62,16 @@ def _start_heartbeat(sender=None, **_) -> None:
 
     threading.Thread(target=keep_beating, name="nesyplan-heartbeat", daemon=True).start()
 
+    def keep_sweeping() -> None:
+        while True:
+            time.sleep(s.sweep_interval_s)
+            try:
+                sweeper.sweep_if_first(store(), session_store(), resend_run, resend_turn)
+            except Exception:  # noqa: BLE001 - Redis away, or a bad record: the next sweep tries again
+                log.exception("sweep failed")
+
+    threading.Thread(target=keep_sweeping, name="nesyplan-sweeper", daemon=True).start()
+
 
 @worker_process_init.connect
 def _warm_up_worker(**_) -> None:
@@ -91,6 +101,10 @@ def execute_stage(run_id: str, stage: str) -> str:
         run.status = "failed"
         run.failure = Failure(stage=stage, kind="internal", message=f"stage {stage} ran out of time")
     store().save(run)
+    if run.status in ("succeeded", "failed"):
+        sweeper.ended(store().client, run_id)
+    else:
+        sweeper.moved(store().client, run_id)
     return run_id
 
 
@@ -111,7 +125,8 @@ STAGE_TASKS = {stage: _make_stage_task(stage) for stage in ALL_STAGES}
 def enqueue(run: Run) -> None:
     """Store the run as queued and send its chain of stages (translation on `llm`, the rest `symbolic`)."""
     store().save(run)
-    chain(*(STAGE_TASKS[stage].si(run.id) for stage in stages_of(run))).apply_async()
+    sweeper.moved(store().client, run.id)  # tracked before it is sent: a send that is lost is sent again
+    resend_run(run.id, stages_of(run))
 
 
 def _engine() -> SessionEngine:
@@ -132,7 +147,7 @@ def session_translate(self, session_id: str, turn: int) -> list | None:
     if len(state.turns) > turn or sessions.load_translation(session_id, turn) is not None:
         return [session_id, turn]  # a redelivered message: this half is done
     if len(state.turns) < turn:
-        raise self.retry(countdown=TURN_WAIT_S, max_retries=TURN_WAIT_RETRIES)
+        raise self.retry(countdown=TURN_WAIT_S, max_retries=None)  # as long as the turn before takes
     sessions.save_translation(session_id, _engine().translate(state, sessions.message(session_id, turn)))
     return [session_id, turn]
 
@@ -160,6 +175,7 @@ def session_advance(ref: list | None) -> None:
             store().save(run)
         sessions.save(state)
         sessions.drop_translation(session_id, turn)
+        sweeper.turn_ended(sessions.client, session_id, turn)
 
 
 def enqueue_message(session_id: str, message: str, limit: int = 0) -> int | None:
@@ -167,5 +183,17 @@ def enqueue_message(session_id: str, message: str, limit: int = 0) -> int | None
     messages (0: no limit)."""
     turn = session_store().post(session_id, message, limit)
     if turn is not None:
-        chain(session_translate.si(session_id, turn), session_advance.s()).apply_async()
+        sweeper.turn_moved(session_store().client, session_id, turn)
+        resend_turn(session_id, turn)
     return turn
+
+
+def resend_run(run_id: str, stages: list[str]) -> None:
+    """Send the stages a run has left (again, for the sweeper)."""
+    if stages:
+        chain(*(STAGE_TASKS[stage].si(run_id) for stage in stages)).apply_async()
+
+
+def resend_turn(session_id: str, turn: int) -> None:
+    """Send a turn's two halves (again, for the sweeper: each skips what is already done)."""
+    chain(session_translate.si(session_id, turn), session_advance.s()).apply_async()
