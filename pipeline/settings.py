@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     heartbeat_s: float = 5.0                # how often a worker says it is alive (/healthz counts them)
     sweep_interval_s: float = 10.0          # how often a worker looks for runs and turns that stopped moving
     sweep_after_s: float = 600.0            # ... for this long (the broker's own redelivery horizon)
-    max_resends: int = 5                    # a run sent again this many times and still still is failed
+    max_resends: int = 5                    # a run sent again this many times and still not moving is failed
     ui_session_s: int = 12 * 3600           # how long a sign-in to the web page lasts
     stage_time_limit_s: float = 120.0       # hard limit of a symbolic stage in a worker
     warm_up_domains: str = "quickbooks"     # packs a worker loads at start (comma-separated; empty: none)

@@ -3,12 +3,15 @@
 The rules (normalisers) say what words *can* be read as ("4" is a count, "Boston" a place); the slot
 head says which argument, if any, they *are* the value of, from the words around them ("4 beds, 2 baths";
 "from Boston to Denver"). A reading the head gives less than its threshold is dropped; a span read as the
-same value by several arguments stays only with the likeliest, when it is clearly likelier. Every reading
-keeps its probability and, dropped, why: the Run shows them.
+same value by several arguments stays only with the likeliest, when it is clearly likelier. One rule comes
+before the head: a value written right after a word of its argument's name ("pet number 7", "owner with id
+12") is that argument's, and no unnamed argument's. Every reading keeps its probability and, dropped, why:
+the Run shows them.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from pipeline.language.linking import learned_parts, linker_for
@@ -18,6 +21,28 @@ from pipeline.language.readings import Readings
 # A span stays with the likeliest of several arguments only when the head tells them apart by this much;
 # closer ("from Chicago to Boston": both are places of a flight), each keeps it and the LLM chooses.
 CLEAR_MARGIN = 0.1
+
+
+# Words that may stand between an argument's name and its value: "pet number 7", "order no. 12". (Not
+# "called": "a service called Acme" names the service, it gives no identifier of it.)
+NAME_TO_VALUE = {"number", "no", "num", "id"}
+
+
+def named_before(text: str, start: int, argument: str) -> bool:
+    """Whether the value comes right after a word of its argument's name (or after that word and one of
+    NAME_TO_VALUE): the user named what the value is, which outweighs the head, trained on services whose
+    users seldom do ("ticket 5" is a ticket id; "a restaurant in Paris" names no restaurant).
+
+    >>> named_before("show me pet number 7", 19, "pet_id"), named_before("the owner with id 12", 18, "owner_id")
+    (True, True)
+    >>> named_before("a table for 4", 12, "party_size"), named_before("a restaurant in Paris", 16, "restaurant_name")
+    (False, False)
+    """
+    name = set(argument.lower().split("_"))
+    before = re.findall(r"[a-z0-9]+", text[:start].lower())
+    if before and before[-1] in name:
+        return True
+    return len(before) > 1 and before[-1] in NAME_TO_VALUE and before[-2] in name
 
 
 def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Readings]:
@@ -32,7 +57,7 @@ def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Rea
         probabilities = linker.value_probabilities(text, [r.span for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold:
+            if p < threshold and not named_before(text, reading.start, name):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     same: dict[tuple, list] = defaultdict(list)
     for name, found in readings.items():
@@ -40,6 +65,12 @@ def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Rea
             same[(reading.span, reading.value)].append((found, reading))
     for claims in same.values():
         if len(claims) < 2:
+            continue
+        named = [c for c in claims if named_before(text, c[1].start, c[1].argument)]
+        if named and len(named) < len(claims):  # the user named whose value it is: the others lose it
+            for found, reading in claims:
+                if (found, reading) not in named:
+                    found.drop(reading, f"the value of {', '.join(r.argument for _, r in named)} (named before it)")
             continue
         best = max(claims, key=lambda c: c[1].probability or 0.0)[1]
         for found, reading in claims:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.language.words import word_list
 from pipeline.values.spans import without_values
 
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
@@ -24,13 +25,9 @@ now just right yes yeah oh alright sorry quick quickly separately lastly finally
 QUESTION_OPENERS = frozenset("""how what what's whats where where's which who why can could would will
 is are do does did should shall may might any anything""".split())  # "is there ...": "is" opens it
 
-# The verbs a request opens with (imperative): what people ask a service to do or give.
-REQUEST_VERBS = frozenset("""show pull run get give send make create invoice bill update change edit fix
-look find check connect put set open tell list generate prepare grab print export email help walk explain
-break book schedule start file cancel refund move transfer recommend let lemme gimme add record compare
-calculate figure see chat talk call phone ring contact track draft issue delete remove pay suggest advise
-write fetch display produce bring lookup locate search pls please need want gotta fill reach text
-message dm ping""".split())
+# The verbs a request opens with (imperative): what people ask a service to do or give. General English,
+# kept as data with the other word lists (pipeline/language/lexicon/request_verbs.yaml).
+REQUEST_VERBS = word_list("request_verbs")
 
 # A want or need in the first person ("what we need is ...", "i'd like", "we wanna").
 _WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"

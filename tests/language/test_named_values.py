@@ -1,0 +1,43 @@
+"""A value written right after a word of its argument's name is that argument's, whatever the slot head
+says, and no unnamed argument's; the word lists are data (lexicon/*.yaml)."""
+
+import pytest
+
+from pipeline.language.values import named_before
+from pipeline.language.words import word_list
+from pipeline.retrieval.speech_acts import ASKS, speech_act
+
+
+@pytest.mark.parametrize("text, value, argument, named", [
+    ("show me pet number 7", "7", "pet_id", True),
+    ("the owner with id 12 please", "12", "owner_id", True),
+    ("order no 55 is late", "55", "order_id", True),
+    ("ticket 5 for tonight", "5", "ticket_id", True),
+    ("a table for 4", "4", "party_size", False),
+    ("a restaurant in Paris", "Paris", "restaurant_name", False),   # a word between: no naming
+    ("a service called Acme", "Acme", "service_sid", False),        # "called" names no identifier
+    ("show me pet number 7", "7", "owner_id", False),
+])
+def test_a_value_right_after_its_arguments_name_is_named(text, value, argument, named):
+    assert named_before(text, text.index(value), argument) is named
+
+
+def test_the_value_goes_to_the_argument_it_was_named_for(tmp_path):
+    from pipeline.authoring.openapi_packs import import_openapi
+    from pipeline.packs.pack import using_packs_root
+    from pipeline.run import run_pipeline
+    from tests.authoring.test_openapi_packs import GARAGE, write
+
+    import_openapi(write(tmp_path, GARAGE), tmp_path / "packs", name="garage")
+    with using_packs_root(tmp_path / "packs"):
+        run = run_pipeline("book a repair for car number 31", "garage", "2026-05-04", translator="hf")
+    readings = [v for v in run.analysis.values if v.text == "31"]
+    assert {v.argument for v in readings if v.kept} == {"car_id"}       # the slot head alone dropped it
+    assert any(v.argument == "car_id" and (v.probability or 0) < 0.5 for v in readings)
+    assert '_car_id(g1, "31")' in run.ir
+
+
+def test_request_verbs_are_data_and_open_a_request():
+    verbs = word_list("request_verbs")
+    assert {"show", "verify", "approve", "register"} <= verbs and "the" not in verbs
+    assert speech_act("verify it") == ASKS and speech_act("approve the expense claim") == ASKS
