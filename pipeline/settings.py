@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     # Access (workers/auth.py). With no key configured the API serves only on a loopback address.
     api_keys: str = ""                      # comma-separated keys (plain, or `sha256:` + hex digest)
     api_keys_file: str | None = None        # one key per line, plain or sha256 hex; `#` comments
+    # The names clients reach the API by (the Host header); any other gets 400. `*` allows every name. On a
+    # public address set the names clients use (`serve` warns when only loopback names are allowed).
+    allowed_hosts: str = "localhost,127.0.0.1,::1"
     rate_limit_per_s: float = 20.0          # per key, token bucket in Redis (0: no limit)
     rate_burst: int = 60
     auth_fail_per_s: float = 0.5            # failed keys per client address (0: no limit); past the burst the

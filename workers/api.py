@@ -10,6 +10,7 @@ from typing import Literal
 
 import redis
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
@@ -21,7 +22,7 @@ from pipeline.sessions.records import Reply, SessionState
 from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
-from workers.auth import LOCAL, BodyLimit, SecurityHeaders, address, caller, rate_limit
+from workers.auth import LOCAL, BodyLimit, SecurityHeaders, address, allowed_hosts, caller, rate_limit
 from workers.store import capped_add, live_workers
 
 app = FastAPI(title="nesyplan", version="0.1.0",
@@ -29,6 +30,8 @@ app = FastAPI(title="nesyplan", version="0.1.0",
                           "takes `Authorization: Bearer KEY` when keys are configured.")
 app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes)
 app.add_middleware(SecurityHeaders)
+# A request naming a host we do not serve (DNS rebinding, a forged Host) is refused before anything runs.
+app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts())
 log = logging.getLogger(__name__)
 ACTIVE_PREFIX = "nesyplan:active:"  # per key: the runs it submitted that have not ended
 

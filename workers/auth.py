@@ -42,6 +42,14 @@ class KeyConfigError(Exception):
 PLACEHOLDER_SECRETS = ("change-me", "changeme", "change_me", "replace-me", "your-key-here", "secret", "password")
 
 
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def allowed_hosts() -> list[str]:
+    """The Host names the API answers (NESYPLAN_ALLOWED_HOSTS)."""
+    return [h.strip() for h in settings().allowed_hosts.split(",") if h.strip()] or ["localhost"]
+
+
 def placeholder_problem(url: str) -> str | None:
     """What is wrong with a connection URL's password, if it is a placeholder (else None)."""
     from urllib.parse import urlsplit

@@ -12,11 +12,12 @@ import time
 import uuid
 
 from fastapi import Depends, FastAPI, HTTPException
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from pipeline.settings import settings
-from workers.auth import key_digests, key_id
+from workers.auth import allowed_hosts, key_digests, key_id
 
 MODEL_ID = "nesyplan"
 _bearer = HTTPBearer(auto_error=False)
@@ -47,6 +48,7 @@ def make_app(model: str | None = None, gguf_file: str | None = None) -> FastAPI:
 
     app = FastAPI(title="nesyplan LLM server", description="OpenAI-compatible chat completions",
                   dependencies=[Depends(_require_key)])
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts())  # as the API: named hosts only
     state: dict = {}
     waiting = threading.BoundedSemaphore(settings().llm_max_waiting)  # requests in the model or waiting for it
 

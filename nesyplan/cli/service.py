@@ -76,7 +76,7 @@ def _refuse_an_open_public_address(host: str) -> None:
     with no key configured."""
     import ipaddress
 
-    from workers.auth import KeyConfigError, key_digests
+    from workers.auth import LOOPBACK_NAMES, KeyConfigError, allowed_hosts, key_digests
 
     try:
         keys = key_digests()
@@ -92,6 +92,9 @@ def _refuse_an_open_public_address(host: str) -> None:
         err_console.print(f"[red]refusing to serve on {escape(host)} with no API key: set NESYPLAN_API_KEYS or "
                           f"NESYPLAN_API_KEYS_FILE, or serve on 127.0.0.1[/]")
         raise typer.Exit(2)
+    if not loopback and set(allowed_hosts()) <= LOOPBACK_NAMES:  # fine behind a published port on this host
+        err_console.print(f"[yellow]serving on {escape(host)} for the names {', '.join(allowed_hosts())} only: "
+                          f"set NESYPLAN_ALLOWED_HOSTS to the names clients reach it by[/]")
 
 
 @app.command()

@@ -266,3 +266,9 @@ def test_headers_over_the_limit_are_refused_and_the_server_goes_on(keyed):
     answer = keyed.http.get("/livez", headers={"X-Padding": "x" * 20000})
     assert answer.status_code == 431
     assert keyed.http.get("/livez").status_code == 200
+
+
+def test_a_host_we_do_not_serve_is_refused(keyed):
+    assert keyed.http.get("/livez", headers={"Host": "evil.example"}).status_code == 400
+    assert keyed.http.get("/livez", headers={"Host": f"localhost:{keyed.port}"}).status_code == 200
+    assert keyed.http.get("/livez").status_code == 200  # 127.0.0.1
