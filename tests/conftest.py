@@ -7,6 +7,8 @@ os.environ.setdefault("NESYPLAN_VISIBILITY_TIMEOUT_S", "3")
 os.environ.setdefault("NESYPLAN_RESTORE_INTERVAL_S", "1")
 # Tests poll the API hard; the rate limit has its own tests (tests/workers/test_auth.py).
 os.environ.setdefault("NESYPLAN_RATE_LIMIT_PER_S", "0")
+# In-process clients (schemathesis over ASGI) call the app as `testserver`; every other name stays refused.
+os.environ.setdefault("NESYPLAN_ALLOWED_HOSTS", "localhost,127.0.0.1,::1,testserver")
 
 import pytest  # noqa: E402
 
