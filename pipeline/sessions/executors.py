@@ -107,6 +107,9 @@ class HttpExecutor:
         missing = [name for name in re.findall(r"{(\w+)}", binding.path) if name not in args]
         if missing:
             raise ExecutionError(f"{api}: no value for {', '.join(missing)}, which its path needs")
+        broken = [a for a in binding.headers.values() if a in args and re.search(r"[\r\n\x00]", args[a])]
+        if broken:  # a line break in a header would end it and start another: refused, not sent
+            raise ExecutionError(f"{api}: the value of {broken[0]} cannot go in a request header (a line break)")
         request = {
             "method": binding.method,
             "url": self.base_url.rstrip("/") + binding.path.format(**{k: quote(v, safe="") for k, v in args.items()}),

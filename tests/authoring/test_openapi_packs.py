@@ -133,6 +133,9 @@ def test_the_request_is_built_from_the_binding(garage, monkeypatch):
     assert sent["headers"]["X-Garage-Key"] == "s3cret"
     Recorder(pack, "s1").call("book_repair", {"car_id": "3", "day": "03/15/2025", "express": "true"})
     assert sent["json"] == {"day": "2025-03-15", "express": True}        # an optional value not given: left out
+    from pipeline.sessions.executors import ExecutionError
+    with pytest.raises(ExecutionError, match="which its path needs"):
+        Recorder(pack, "s1").call("book_repair", {"day": "03/15/2025", "express": "true"})
 
 
 def test_an_overlay_survives_a_re_import_and_can_leave_operations_out(tmp_path):
