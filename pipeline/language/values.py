@@ -37,12 +37,21 @@ def named_before(text: str, start: int, argument: str) -> bool:
     (True, True)
     >>> named_before("a table for 4", 12, "party_size"), named_before("a restaurant in Paris", 16, "restaurant_name")
     (False, False)
+    >>> named_before("4 bedrooms, 2 baths", 12, "number_of_bedrooms"), named_before("4 bedrooms 2 baths", 11, "number_of_bedrooms")
+    (False, False)
     """
     name = set(argument.lower().split("_"))
-    before = re.findall(r"[a-z0-9]+", text[:start].lower())
-    if before and before[-1] in name:
+    prefix = text[:start].rstrip().rstrip("#:").rstrip()
+    if not prefix or not prefix[-1].isalnum():  # "4 bedrooms, 2": a comma closes what came before
+        return False
+    before = ["", *re.findall(r"[a-z0-9]+", prefix.lower())]
+
+    def names_what_follows(i: int) -> bool:  # "4 bedrooms 2": that word names the 4, not the 2
+        return before[i] in name and not before[i - 1].isdigit()
+
+    if len(before) > 1 and names_what_follows(-1):
         return True
-    return len(before) > 1 and before[-1] in NAME_TO_VALUE and before[-2] in name
+    return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
 
 
 def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Readings]:

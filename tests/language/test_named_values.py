@@ -17,6 +17,9 @@ from pipeline.retrieval.speech_acts import ASKS, speech_act
     ("a restaurant in Paris", "Paris", "restaurant_name", False),   # a word between: no naming
     ("a service called Acme", "Acme", "service_sid", False),        # "called" names no identifier
     ("show me pet number 7", "7", "owner_id", False),
+    ("with 4 bedrooms, 2 bathrooms", "2", "number_of_bedrooms", False),  # a comma closes the one before
+    ("with 4 bedrooms 2 bathrooms", "2", "number_of_bedrooms", False),   # "4 bedrooms" named the 4
+    ("pet #7 please", "7", "pet_id", True),
 ])
 def test_a_value_right_after_its_arguments_name_is_named(text, value, argument, named):
     assert named_before(text, text.index(value), argument) is named
