@@ -25,7 +25,27 @@ from workers.artifacts import ARTIFACTS
 from workers.auth import LOCAL, BodyLimit, SecurityHeaders, address, allowed_hosts, caller, rate_limit
 from workers.store import capped_add, live_workers
 
-app = FastAPI(title="nesyplan", version="0.1.0",
+class ErrorBody(BaseModel):
+    detail: str | list = Field(description="what was wrong (a list of field errors for a 422)")
+
+
+# Every status an endpoint can answer is in the OpenAPI document, with why (schemathesis checks it).
+WHY = {400: "a malformed request: a Host we do not serve, a body that is not text, an unknown translator",
+       401: "no valid API key (keys are configured)",
+       404: "no such run, session, artifact or domain (unknown, or expired from the store)",
+       409: "the session has ended, or has had all its messages",
+       413: "the request body is over NESYPLAN_MAX_BODY_BYTES",
+       429: "a rate, a cap or failed keys: wait for Retry-After",
+       431: "request headers over 16 KiB",
+       503: "the store (Redis) is unavailable, or no worker is alive (/healthz)",
+       504: "the turn is still running: its reply will be in GET /v1/sessions/{id}"}
+
+
+def errors(*codes: int) -> dict:
+    return {code: {"model": ErrorBody, "description": WHY[code]} for code in codes}
+
+
+app = FastAPI(title="nesyplan", version="0.1.0", responses=errors(400, 401, 413, 429, 431, 503),
               description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
                           "takes `Authorization: Bearer KEY` when keys are configured.")
 app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes)
@@ -114,7 +134,7 @@ def submit(body: PlanRequest, who: str) -> Run:
     return run
 
 
-@app.post("/v1/plans", status_code=202, response_model=Submitted)
+@app.post("/v1/plans", status_code=202, response_model=Submitted, responses=errors(404))
 def submit_plan(body: PlanRequest, who: str = Depends(caller)) -> Submitted:
     return Submitted(id=submit(body, who).id)
 
@@ -128,12 +148,12 @@ def get_owned_run(run_id: str, who: str) -> Run:
     return run
 
 
-@app.get("/v1/plans/{run_id}", response_model=Run)
+@app.get("/v1/plans/{run_id}", response_model=Run, responses=errors(404))
 def get_plan(run_id: str, who: str = Depends(caller)) -> Run:
     return get_owned_run(run_id, who)
 
 
-@app.get("/v1/plans/{run_id}/artifacts/{name}", response_class=PlainTextResponse)
+@app.get("/v1/plans/{run_id}/artifacts/{name}", response_class=PlainTextResponse, responses=errors(404))
 def get_artifact(run_id: str, name: str, who: str = Depends(caller)) -> str:
     return owned_artifact(run_id, name, who)
 
@@ -169,7 +189,7 @@ class SessionView(BaseModel):
     runs: dict[str, Run] = Field(description="each turn's Run (its IR, materialized atoms, PDDL and plan)")
 
 
-@app.post("/v1/sessions", status_code=201, response_model=Opened)
+@app.post("/v1/sessions", status_code=201, response_model=Opened, responses=errors(404))
 def open_session(body: SessionRequest, who: str = Depends(caller)) -> Opened:
     """Open a conversation; its messages go to POST /v1/sessions/{id}/messages."""
     _known_domain(body.domain)
@@ -220,7 +240,8 @@ _waits = WaitSlots()
 
 @app.post("/v1/sessions/{session_id}/messages", response_model=Reply, response_model_exclude_none=True,
           responses={202: {"model": Accepted, "description": "taken, not waited for: this key already waits for "
-                                                              "NESYPLAN_MAX_WAITS_PER_KEY replies; poll for it"}})
+                                                              "NESYPLAN_MAX_WAITS_PER_KEY replies; poll for it"},
+                     **errors(404, 409, 504)})
 def post_message(session_id: str, body: Message, who: str = Depends(caller)):
     """One user message; the agent's reply once its turn has run. Messages sent at once are answered in
     the order they arrived, each in the context the one before left."""
@@ -256,7 +277,7 @@ def _wait_for_reply(session_id: str, turn: int) -> Reply:
                                                 f"shows its reply when it is done")
 
 
-@app.get("/v1/sessions/{session_id}", response_model=SessionView)
+@app.get("/v1/sessions/{session_id}", response_model=SessionView, responses=errors(404))
 def get_session(session_id: str, who: str = Depends(caller)) -> SessionView:
     state = get_owned_session(session_id, who)
     runs = {turn.run_id: _store().load(turn.run_id) for turn in state.turns if turn.run_id}
