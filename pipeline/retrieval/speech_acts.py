@@ -17,16 +17,14 @@ from pipeline.values.spans import without_values
 
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 
+# The word lists are general English kept as data (pipeline/language/lexicon/<name>.yaml).
 # Words that open a clause without changing what it does ("ok so", "honestly", "hi").
-FILLERS = frozenset("""ok okay so and but also then plus hi hey hello um uh well honestly anyway anyways btw
-now just right yes yeah oh alright sorry quick quickly separately lastly finally first second next""".split())
+FILLERS = word_list("fillers")
 
-# A clause that opens with one of these is a question (and so asks), whatever follows.
-QUESTION_OPENERS = frozenset("""how what what's whats where where's which who why can could would will
-is are do does did should shall may might any anything""".split())  # "is there ...": "is" opens it
+# A clause that opens with one of these is a question (and so asks), whatever follows ("is there").
+QUESTION_OPENERS = word_list("question_openers")
 
-# The verbs a request opens with (imperative): what people ask a service to do or give. General English,
-# kept as data with the other word lists (pipeline/language/lexicon/request_verbs.yaml).
+# The verbs a request opens with (imperative): what people ask a service to do or give.
 REQUEST_VERBS = word_list("request_verbs")
 
 # A want or need in the first person ("what we need is ...", "i'd like", "we wanna").
@@ -35,21 +33,14 @@ _WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|ju
                    r"gotta|have to see|must see)\b|\b(?:can|could|would|will) (?:you|u|ya|someone|somebody|"
                    r"i|we)\b|\bplease\b|\bpls\b|\bplz\b|\bhelp me\b|\blet me\b|\bi['’]d love\b", re.I)
 
-SUBJECTS = frozenset("""i we you he she they it i'm we're you're he's she's they're it's i've we've i'd we'd
-i'll we'll that's there's there this that these those my our his her their your something someone
-everything nothing everyone nobody somebody everybody anyone im ive me""".split())
+# The subjects a statement opens with (pronouns, demonstratives, possessives).
+SUBJECTS = word_list("subjects")
 
 # Finite verb forms that make a clause a statement when nothing in it asks.
-FINITE = frozenset("""is are was were am be been being has have had does did do will won't
-wont can't cant don't dont doesn't doesnt didn't didnt isn't isnt wasn't aren't weren't haven't hasn't
-hadn't would could should might must shall went came got made took gave said told thought felt left
-lost paid sent spent sold bought kept ran saw knew found brought hit quit put began grew fell broke chose
-drove forgot froze held hung heard meant met rose shut sat slept stood stole struck swore taught threw
-understood woke wore won wrote seems seem seemed looks looked feels feel keeps says thinks wants needs
-knows goes comes runs owes gets makes takes pays picks sounds happens think guess hope wonder""".split())
+FINITE = word_list("finite")
 
-SUBORDINATORS = frozenset("""because cause cuz bc since as though although while when whenever before after
-until till if unless whereas""".split())
+# Words that open a subordinate clause (a reason, a time, a condition): context, not a request.
+SUBORDINATORS = word_list("subordinators")
 # "so" opens a purpose ("so we can plan ahead"): context, not a request.
 PURPOSE = frozenset({"so"})
 

@@ -44,3 +44,9 @@ def test_request_verbs_are_data_and_open_a_request():
     verbs = word_list("request_verbs")
     assert {"show", "verify", "approve", "register"} <= verbs and "the" not in verbs
     assert speech_act("verify it") == ASKS and speech_act("approve the expense claim") == ASKS
+
+
+@pytest.mark.parametrize("name", ["fillers", "question_openers", "subjects", "finite", "subordinators"])
+def test_every_speech_word_list_is_data(name):
+    words = word_list(name)
+    assert words and all(w == w.strip().lower() and " " not in w for w in words)
