@@ -193,8 +193,8 @@ def import_openapi_command(spec: Path = typer.Argument(..., exists=True, dir_oka
                            operations: Optional[list[str]] = typer.Option(None, "--operations",
                                                                           help="only this operation (operationId or "
                                                                                "API name; repeatable)"),
-                           name: Optional[str] = typer.Option(None, help="the pack's name (default: from the "
-                                                                         "spec's title)"),
+                           name: Optional[str] = typer.Option(None, help="the pack's name (default: the file's "
+                                                                         "name, or the spec's title for openapi.json)"),
                            base_url: str = typer.Option("", "--base-url", help="where the API answers (default: "
                                                                                  "the spec's first server)"),
                            out: Optional[Path] = typer.Option(None, help="packs root to write into (domains/, "
@@ -204,7 +204,7 @@ def import_openapi_command(spec: Path = typer.Argument(..., exists=True, dir_oka
     arguments (required ones asked for), its answer's identifier the output later calls can take, and HTTP
     bindings for --executor http. Validated before it is written; hand additions go in
     domains/<pack>/overlay.yaml and survive a re-import."""
-    from pipeline.authoring.openapi_packs import dataflow_edges, import_openapi
+    from pipeline.authoring.openapi_packs import import_openapi, import_summary
     from pipeline.packs.openapi_spec import OpenApiError
     from pipeline.packs.pack import packs_root
 
@@ -213,22 +213,17 @@ def import_openapi_command(spec: Path = typer.Argument(..., exists=True, dir_oka
     except OpenApiError as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]", soft_wrap=True)
         raise typer.Exit(2)
-    edges = dataflow_edges(pack)
-    left_out = document.left_out + [f"{op.key}: {why}" for op in document.operations for why in op.left_out]
-    summary = {"pack": pack["name"], "path": str(path), "operations": len(pack["apis"]),
-               "arguments": len(pack["arguments"]),
-               "outputs": sum(1 for api in pack["apis"].values() if api["http"]["output"]),
-               "dataflow_edges": len(edges), "import_s": round(seconds, 2),
-               "base_url": pack.get("http_base_url", ""), "auth_env": (pack.get("http_auth") or {}).get("env", ""),
-               "left_out": left_out}
+    summary = import_summary(pack, document, seconds)
+    left_out = summary.pop("left_out_parts")
+    summary.update(path=str(path), left_out=left_out)  # the command names every part it left out
     if as_json:
         print(json.dumps(summary, indent=2))
         return
     for item in left_out:
         err_console.print(f"[yellow]left out[/] {escape(item)}", soft_wrap=True)
     console.print(f"{pack['name']}: {summary['operations']} operation(s), {summary['arguments']} argument(s), "
-                  f"{summary['outputs']} output(s), {len(edges)} dataflow edge(s), {len(left_out)} part(s) left out, "
-                  f"in {seconds:.1f} s -> {path}", markup=False)
+                  f"{summary['outputs']} output(s), {summary['dataflow_edges']} dataflow edge(s), "
+                  f"{len(left_out)} part(s) left out, in {seconds:.1f} s -> {path}", markup=False)
     if summary["auth_env"]:
         console.print(f"credentials: set {summary['auth_env']} before running with --executor http", markup=False)
 

@@ -48,7 +48,7 @@ from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
 
 GENERATOR = "import-openapi"
-JSON_TYPES = {"integer": "integer", "number": "number", "boolean": "boolean", "array": "array"}
+JSON_TYPES = {"integer", "number", "boolean", "array"}  # sent as themselves in a JSON body, not as strings
 
 
 class OpenApiOverlay(Overlay):
@@ -236,7 +236,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                 binding.setdefault(where, {})[field.wire] = argument
             normalizer, extra = _normalizer(field, _argument_base(field))
             if field.location == "body" and field.kind in JSON_TYPES:
-                binding.setdefault("types", {})[argument] = JSON_TYPES[field.kind]
+                binding.setdefault("types", {})[argument] = field.kind
             if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
                 binding.setdefault("types", {})[argument] = "date"
             arguments.setdefault(argument, {"description": field.description.strip()[:300]
@@ -309,7 +309,8 @@ def import_openapi(source: Path, out: Path, name: str | None = None, base_url: s
     if not NAME.fullmatch(name or ""):
         raise OpenApiError(f"{source}: {name!r} is no pack name (lower case letters, digits and _; give --name)")
     if operations:
-        keys = {key: op for op in document.operations for key in (op.key, api_names(document)[op.key])}
+        apis_of = api_names(document)
+        keys = {key: op for op in document.operations for key in (op.key, apis_of[op.key])}
         unknown = [o for o in operations if o not in keys]
         if unknown:
             raise OpenApiError(f"{source}: no operation {unknown[0]!r}{closest_hint(unknown[0], sorted(keys))}")
@@ -337,27 +338,30 @@ def _read_overlay(path: Path) -> OpenApiOverlay | None:
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+def import_summary(pack: dict, document: ApiDocument, seconds: float) -> dict:
+    """What an import found: operations, arguments, outputs, dataflow edges and what was left out."""
+    left_out = document.every_part_left_out()
+    return {"pack": pack["name"], "operations_in_spec": len(document.operations) + len(document.left_out),
+            "operations": len(pack["apis"]), "arguments": len(pack["arguments"]),
+            "required_arguments": sum(len([a for a in api["arguments"] if a not in api.get("optional", {})])
+                                      for api in pack["apis"].values()),
+            "outputs": sum(1 for api in pack["apis"].values() if api["http"]["output"]),
+            "dataflow_edges": len(dataflow_edges(pack)), "left_out": len(left_out), "left_out_parts": left_out,
+            "import_s": round(seconds, 2), "base_url": pack.get("http_base_url", ""),
+            "auth_env": (pack.get("http_auth") or {}).get("env", "")}
+
+
 def import_folder(specs_dir: Path, packs_dir: Path, progress=lambda _: None) -> tuple[list[dict], dict[str, str]]:
-    """Import and validate every spec of a folder into `packs_dir`: a row per spec (what it holds, or why it
-    was refused) and spec (file stem) -> pack name for those imported."""
+    """Import and validate every spec of a folder into `packs_dir`, each under its default name: a row per
+    spec (what it holds, or why it was refused) and spec (file stem) -> pack name for those imported."""
     rows, packs = [], {}
     for path in sorted(p for p in Path(specs_dir).iterdir() if p.suffix in SPEC_SUFFIXES):
         progress(f"importing {path.name}")
-        row = {"spec": path.stem}
         try:
-            name = default_pack_name(path, load_document(path))
-            _, pack, document, seconds = import_openapi(path, packs_dir, name=name)
+            _, pack, document, seconds = import_openapi(path, packs_dir)
         except OpenApiError as exc:
-            rows.append({**row, "imported": False, "error": str(exc)})
+            rows.append({"spec": path.stem, "imported": False, "error": str(exc)})
             continue
-        packs[path.stem] = name
-        left_out = document.left_out + [f"{op.key}: {why}" for op in document.operations for why in op.left_out]
-        rows.append({**row, "imported": True, "validated": True, "pack": name,
-                     "operations_in_spec": len(document.operations) + len(document.left_out),
-                     "operations": len(pack["apis"]), "arguments": len(pack["arguments"]),
-                     "required_arguments": sum(len([a for a in api["arguments"] if a not in api.get("optional", {})])
-                                               for api in pack["apis"].values()),
-                     "outputs": sum(1 for api in pack["apis"].values() if api["http"]["output"]),
-                     "dataflow_edges": len(dataflow_edges(pack)), "left_out": len(left_out),
-                     "left_out_parts": left_out, "import_s": round(seconds, 2)})
+        packs[path.stem] = pack["name"]
+        rows.append({"spec": path.stem, "imported": True, "validated": True, **import_summary(pack, document, seconds)})
     return rows, packs

@@ -18,7 +18,9 @@ import yaml
 from pydantic import BaseModel
 
 from pipeline.evaluation.calls import percentile
+from pipeline.evaluation.sgd import refused
 from pipeline.values.canonical import same_value
+
 
 class RequestCase(BaseModel):
     request: str
@@ -60,8 +62,7 @@ def score(case: RequestCase, run, pack) -> list[str]:
     """What is wrong with a run's plan against the case (empty: it passes)."""
     calls = run.plan.calls if run.plan is not None else []
     if not case.calls:
-        refused = run.plan is None and run.failure is not None and run.failure.kind == "out_of_domain"
-        return [] if refused else [f"not refused: {', '.join(c.api for c in calls) or run.failure.message}"]
+        return [] if refused(run) else [f"not refused: {', '.join(c.api for c in calls) or run.failure.message}"]
     if run.plan is None:
         return [f"no plan: {run.failure.message if run.failure else 'none'}"]
     problems = []

@@ -89,6 +89,10 @@ class ApiDocument(BaseModel):
     operations: list[Operation]
     left_out: list[str] = []      # operations it could not read, with why
 
+    def every_part_left_out(self) -> list[str]:
+        """What was left out: whole operations, then parts of those read (each with its operation)."""
+        return self.left_out + [f"{op.key}: {why}" for op in self.operations for why in op.left_out]
+
 
 def load_document(path: Path) -> ApiDocument:
     """Read a spec file (YAML or JSON)."""
@@ -117,6 +121,7 @@ def read_document(raw) -> ApiDocument:
         raise OpenApiError("no `paths`: the document describes no operation")
     resolved = jsonref.replace_refs(raw, lazy_load=True, proxies=True, loader=_refuse_remote)
     swagger2 = version.startswith("2")
+    credential_headers = _credential_headers(_security_schemes(raw, swagger2))
     info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
     document = ApiDocument(title=str(info.get("title", "")), description=str(info.get("description", "")),
                            version=version, base_url=_base_url(raw, swagger2), auth=_auth(raw, swagger2),
@@ -130,7 +135,7 @@ def read_document(raw) -> ApiDocument:
             key = item[method].get("operationId") if isinstance(item[method], dict) else None
             where = key or f"{method.upper()} {path}"
             try:
-                operation = _operation(resolved["paths"][path], method, path, swagger2, raw)
+                operation = _operation(resolved["paths"][path], method, path, swagger2, credential_headers)
             except jsonref.JsonRefError as exc:
                 document.left_out.append(f"{where}: {_ref_problem(exc)}")
                 continue
@@ -189,10 +194,16 @@ def join_base_url(given: str, spec_url: str) -> str:
     return given.rstrip("/")
 
 
+def _security_schemes(raw: dict, swagger2: bool) -> dict:
+    """The document's security schemes by name (Swagger 2's `securityDefinitions`)."""
+    schemes = raw.get("securityDefinitions") if swagger2 else (raw.get("components") or {}).get("securitySchemes")
+    return schemes if isinstance(schemes, dict) else {}
+
+
 def _auth(raw: dict, swagger2: bool) -> Auth | None:
     """The scheme the document asks for first (globally, else on its first operation that asks)."""
-    schemes = (raw.get("securityDefinitions") if swagger2 else (raw.get("components") or {}).get("securitySchemes"))
-    if not isinstance(schemes, dict) or not schemes:
+    schemes = _security_schemes(raw, swagger2)
+    if not schemes:
         return None
     wanted = [name for requirement in raw.get("security") or [] for name in requirement]
     for item in raw["paths"].values():
@@ -221,7 +232,7 @@ def _auth(raw: dict, swagger2: bool) -> Auth | None:
     return None
 
 
-def _operation(item, method: str, path: str, swagger2: bool, raw: dict) -> Operation:
+def _operation(item, method: str, path: str, swagger2: bool, credential_headers: set[str]) -> Operation:
     spec = item[method]
     operation_id = str(spec.get("operationId") or "")
     operation = Operation(key=operation_id or f"{method.upper()} {path}", operation_id=operation_id,
@@ -232,7 +243,7 @@ def _operation(item, method: str, path: str, swagger2: bool, raw: dict) -> Opera
         parameters[(parameter.get("name"), parameter.get("in"))] = parameter  # the operation's own wins
     body_fields, form_fields = [], []
     for (name, where), parameter in parameters.items():
-        if where == "header" and str(name).lower() in _credential_headers(raw, swagger2):
+        if where == "header" and str(name).lower() in credential_headers:
             continue  # the pack's credentials go there, from the environment
         if where in ("path", "query", "header"):
             schema = parameter if swagger2 else parameter.get("schema") or {}
@@ -272,9 +283,9 @@ def _operation(item, method: str, path: str, swagger2: bool, raw: dict) -> Opera
     return operation
 
 
-def _credential_headers(raw: dict, swagger2: bool) -> set[str]:
-    schemes = (raw.get("securityDefinitions") if swagger2 else (raw.get("components") or {}).get("securitySchemes"))
-    named = {str(s.get("name", "")).lower() for s in (schemes or {}).values()
+def _credential_headers(schemes: dict) -> set[str]:
+    """The headers credentials go in (lower case): no operation's argument."""
+    named = {str(s.get("name", "")).lower() for s in schemes.values()
              if isinstance(s, dict) and s.get("type") == "apiKey" and s.get("in") == "header"}
     return named | {"authorization"}
 
