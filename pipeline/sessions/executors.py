@@ -114,7 +114,7 @@ class HttpExecutor:
             "method": binding.method,
             "url": self.base_url.rstrip("/") + binding.path.format(**{k: quote(v, safe="") for k, v in args.items()}),
             # an optional argument nobody gave is left out of the request, not sent empty
-            "params": {name: str(_typed(args[argument], "date" if binding.types.get(argument) == "date" else None))
+            "params": {name: _query_value(binding, argument, args[argument])
                        for name, argument in binding.query.items() if argument in args},
             "headers": {"Idempotency-Key": _call_digest(self.session_id, api, args)[:32],
                         **{name: args[argument] for name, argument in binding.headers.items() if argument in args}},
@@ -189,6 +189,11 @@ def _typed(value: str, kind: str | None):
         month, day, year = (value.split("/") + ["", "", ""])[:3]
         return f"{year}-{month}-{day}" if year.isdigit() and len(year) == 4 else value
     return value
+
+
+def _query_value(binding, argument: str, value: str) -> str:
+    """A query parameter is text; a day in it is written as ISO 8601 too."""
+    return _typed(value, "date") if binding.types.get(argument) == "date" else value
 
 
 def _json_body(binding, args: dict[str, str]):
