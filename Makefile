@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup setup-gemma demo test lint eval fuzz load clean
+.PHONY: setup setup-gemma demo test lint eval fuzz load chaos clean
 
 setup: $(STAMP)
 
@@ -42,6 +42,11 @@ fuzz: setup
 load: setup
 	$(BIN)/python -m pip install --quiet -e ".[load]"
 	$(BIN)/python tests/load/run_load.py --requests 10000 --users 20
+
+# Faults and load on loopback (a Redis of its own, the API, real workers, serve-llm), each scenario bounded:
+# caps, health storm, a burst of waits, Redis killed under 200 runs, workers killed, serve-llm's limits.
+chaos: setup
+	$(BIN)/python tests/chaos/run_chaos.py
 
 eval: setup
 	$(BIN)/nesyplan eval --domain quickbooks --dataset ../shared/benchmark/quickbooks/dev.jsonl --translator oracle

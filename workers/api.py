@@ -53,7 +53,8 @@ app.add_middleware(SecurityHeaders)
 # A request naming a host we do not serve (DNS rebinding, a forged Host) is refused before anything runs.
 app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts())
 log = logging.getLogger(__name__)
-ACTIVE_PREFIX = "nesyplan:active:"  # per key: the runs it submitted that have not ended
+ACTIVE_PREFIX = "nesyplan:admitted:"  # per key: the runs it submitted that have not ended, by admission time
+ADMISSION_S = 60  # a run admitted longer ago than this and still not stored was never accepted
 
 
 class PlanRequest(BaseModel):
@@ -104,10 +105,13 @@ def _admit_run(who: str, run_id: str) -> None:
     client, key, limit, ttl = _store().client, ACTIVE_PREFIX + who, settings().max_queued_runs, settings().run_ttl_s
     if capped_add(client, key, run_id, limit, ttl):
         return
-    for active in [m.decode() for m in client.smembers(key)]:
-        run = _store().load(active)
-        if run is None or run.status in ("succeeded", "failed"):
-            client.srem(key, active)
+    admitted_before = time.time() - ADMISSION_S
+    for active, when in client.zrange(key, 0, -1, withscores=True):
+        run = _store().load(active.decode())
+        # A run admitted a moment ago may not be stored yet (another request between its admission and its
+        # save): only a record that ended, or one still missing long after its admission, frees a place.
+        if (run is not None and run.status in ("succeeded", "failed")) or (run is None and when < admitted_before):
+            client.zrem(key, active)
     if not capped_add(client, key, run_id, limit, ttl):
         raise HTTPException(status_code=429, detail=f"{limit} runs of this key are still queued or running",
                             headers={"Retry-After": "5"})
@@ -128,7 +132,7 @@ def submit(body: PlanRequest, who: str) -> Run:
     try:
         enqueue(run)
     except BaseException:
-        _store().client.srem(ACTIVE_PREFIX + who, run.id)  # not accepted: it takes no place
+        _store().client.zrem(ACTIVE_PREFIX + who, run.id)  # not accepted: it takes no place
         raise
     _store().index(who, run.id)
     return run

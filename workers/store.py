@@ -34,29 +34,42 @@ return length - 1
 """
 _CAPPED_ADD = """
 local limit = tonumber(ARGV[2])
-if limit > 0 and redis.call('SCARD', KEYS[1]) >= limit then return 0 end
-redis.call('SADD', KEYS[1], ARGV[1])
+if limit > 0 and redis.call('ZCARD', KEYS[1]) >= limit then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 
 
 def capped_add(client: redis.Redis, key: str, member: str, limit: int, ttl_s: int) -> bool:
-    """Add a member to a set unless it holds `limit` members already (0: no limit); whether it was added."""
-    return bool(client.register_script(_CAPPED_ADD)(keys=[key], args=[member, limit, ttl_s]))
+    """Add a member to an ordered set (scored by when) unless it holds `limit` members already (0: no
+    limit); whether it was added."""
+    return bool(client.register_script(_CAPPED_ADD)(keys=[key], args=[member, limit, ttl_s, time.time()]))
 
 
 HEARTBEAT_PREFIX = "nesyplan:heartbeat:"
 
 
-def beat(client: redis.Redis, worker: str, ttl_s: float) -> None:
-    """A worker says it is alive for the next `ttl_s` seconds."""
-    client.set(HEARTBEAT_PREFIX + worker, "1", px=int(ttl_s * 1000))
+WORKERS = "nesyplan:workers"  # worker name -> until when its last heartbeat holds
+
+
+def beat(client: redis.Redis, worker: str, instance: str, ttl_s: float) -> None:
+    """A worker says it is alive for the next `ttl_s` seconds, with the id of this start of it (a worker
+    restarted under the same name is another instance: what the dead one held is not the new one's)."""
+    with client.pipeline() as pipe:
+        pipe.set(HEARTBEAT_PREFIX + worker, instance, px=int(ttl_s * 1000))
+        pipe.zadd(WORKERS, {worker: time.time() + ttl_s})
+        pipe.execute()
 
 
 def live_workers(client: redis.Redis) -> int:
-    """How many workers have said they are alive lately (no broadcast: keys that expire by themselves)."""
-    return sum(1 for _ in client.scan_iter(match=HEARTBEAT_PREFIX + "*", count=100))
+    """How many workers have said they are alive lately: no broadcast, and no scan of the keyspace (which
+    holds every stored run), one count over an ordered set whose dead entries are dropped as it goes."""
+    now = time.time()
+    with client.pipeline() as pipe:
+        pipe.zremrangebyscore(WORKERS, 0, now - 3600)
+        pipe.zcount(WORKERS, now, "+inf")
+        return pipe.execute()[1]
 
 
 def _remember(client: redis.Redis, key: str, member: str, ttl_s: int) -> None:

@@ -8,23 +8,136 @@ So every run and every turn is tracked from the moment it is accepted (`nesyplan
 their work again. Every stage is idempotent (a stage already in the Run is skipped; a turn already
 written is not written twice), so a message that was only late costs one duplicate that does nothing.
 After `max_resends` a run that still does not move is failed with that reason, so it ends, either way.
+
+A worker killed with a message in hand is caught sooner than that. While a task runs, its run or turn is
+*held* (`nesyplan:held`: item -> the worker's name and the instance id its heartbeat carries). A hold whose
+worker's heartbeat is gone, or now carries another instance's id (the same name restarted), is an orphan:
+the sweep sends its work again at once instead of waiting `sweep_after_s` or the broker's visibility
+timeout. A message that kills every worker that takes it is still failed after `max_resends`. A task that
+fails because Redis went away marks its item lost (as soon as Redis answers again): Celery drops a message
+whose retry it cannot publish, and the broker would give it back only after its visibility timeout.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from contextlib import contextmanager
 
 import redis
 
 from pipeline.records import Failure
 from pipeline.settings import settings
+from workers.store import HEARTBEAT_PREFIX
 
 log = logging.getLogger(__name__)
 OPEN_RUNS = "nesyplan:open:runs"
 OPEN_TURNS = "nesyplan:open:turns"
 RESENDS = "nesyplan:resends"
 LOCK = "nesyplan:sweeper"
+HELD = "nesyplan:held"
+
+
+# Let go of a hold only if it is still the one given (a retry of the same task, received meanwhile, holds
+# the item under another delivery and keeps it).
+_RELEASE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+
+def hold(client: redis.Redis, item: str, holder: str) -> None:
+    """`item` (`run:<id>`, or `turn:<session>:<turn>`) is in the hands of `holder`: `<worker> <instance>
+    <delivery>`, the worker's name, its instance id and which delivery of the task this is."""
+    client.hset(HELD, item, holder)
+
+
+@contextmanager
+def holding(client: redis.Redis, item: str, holder: str):
+    """A task has `item` in hand while the block runs. A task that fails because Redis went away leaves
+    the item marked lost: its retry may never have reached the broker (Celery drops a message whose retry
+    it cannot publish), and a worker that lived through the outage would otherwise hold it for good."""
+    hold(client, item, holder)
+    try:
+        yield
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        mark_lost(client, item)
+        raise
+    except BaseException:  # the task failed or waits (a retry): its message is the broker's again
+        _release(client, item, holder)
+        raise
+    _release(client, item, holder)
+
+
+def _release(client: redis.Redis, item: str, holder: str) -> None:
+    try:
+        client.register_script(_RELEASE)(keys=[HELD], args=[item, holder])
+    except redis.exceptions.RedisError:
+        mark_lost(client, item)  # Redis away: unsure what became of it, so sent again (a duplicate changes nothing)
+
+
+LOST = "(lost) - -"  # a holder no worker is: the next sweep sends the item again
+_unmarked: set[str] = set()
+_unmarked_lock = threading.Lock()
+
+
+def mark_lost(client: redis.Redis, item: str) -> None:
+    """Mark an item lost now, or, with Redis away, as soon as it answers again (a thread of this process
+    tries every second)."""
+    try:
+        client.hset(HELD, item, LOST)
+        return
+    except redis.exceptions.RedisError:
+        pass
+    with _unmarked_lock:
+        first = not _unmarked
+        _unmarked.add(item)
+    if first:
+        threading.Thread(target=_mark_when_back, args=(client,), name="nesyplan-lost", daemon=True).start()
+
+
+def _mark_when_back(client: redis.Redis) -> None:
+    while True:
+        time.sleep(1)
+        with _unmarked_lock:
+            items = sorted(_unmarked)
+        try:
+            client.hset(HELD, mapping={item: LOST for item in items})
+        except redis.exceptions.RedisError:
+            continue
+        with _unmarked_lock:
+            _unmarked.difference_update(items)
+            if not _unmarked:
+                return
+
+
+# Let go of the holds given (item, holder, item, holder, ...) that still have that holder: an item taken
+# again by a live worker since they were read keeps its new hold. Returns the items let go.
+_LET_GO = """
+local gone = {}
+for i = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    table.insert(gone, ARGV[i])
+  end
+end
+return gone
+"""
+
+
+def take_orphans(client: redis.Redis) -> list[str]:
+    """Let go of the items held by a worker no longer alive (no heartbeat, or another instance's) and
+    return them: their work is to be sent again."""
+    held = {item.decode(): holder.decode() for item, holder in client.hgetall(HELD).items()}
+    workers = sorted({holder.split(" ")[0] for holder in held.values()})
+    alive = dict(zip(workers, client.mget([HEARTBEAT_PREFIX + w for w in workers]))) if workers else {}
+    dead = [(item, holder) for item, holder in held.items()
+            if (alive.get(holder.split(" ")[0]) or b"").decode() != holder.split(" ")[1]]
+    if not dead:
+        return []
+    gone = client.register_script(_LET_GO)(keys=[HELD], args=[part for pair in dead for part in pair])
+    return [item.decode() for item in gone]
 
 
 def moved(client: redis.Redis, run_id: str) -> None:
@@ -51,14 +164,19 @@ def turn_ended(client: redis.Redis, session_id: str, turn: int) -> None:
 
 
 def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None) -> dict[str, int]:
-    """Send again what has not moved for `sweep_after_s`; fail runs sent `max_resends` times. `runs` and
-    `sessions` are the stores, `resend_run(run_id, stages)` and `resend_turn(session_id, turn)` send work.
-    Returns how many runs and turns were sent again, and runs failed."""
+    """Send again what a dead worker held, and what has not moved for `sweep_after_s`; fail runs sent
+    `max_resends` times. `runs` and `sessions` are the stores, `resend_run(run_id, stages)` and
+    `resend_turn(session_id, turn)` send work. Returns how many runs and turns were sent again, runs
+    failed, and orphans found."""
     s, client = settings(), runs.client
     stale = (now or time.time()) - s.sweep_after_s
-    counts = {"runs_resent": 0, "runs_failed": 0, "turns_resent": 0}
-    for raw in client.zrangebyscore(OPEN_RUNS, 0, stale, start=0, num=200):
-        run_id = raw.decode()
+    counts = {"runs_resent": 0, "runs_failed": 0, "turns_resent": 0, "orphans": 0}
+    lost = take_orphans(client)
+    counts["orphans"] = len(lost)
+    stale_runs = [raw.decode() for raw in client.zrangebyscore(OPEN_RUNS, 0, stale, start=0, num=200)]
+    stale_turns = [raw.decode() for raw in client.zrangebyscore(OPEN_TURNS, 0, stale, start=0, num=200)]
+    for run_id in dict.fromkeys([item.removeprefix("run:") for item in lost if item.startswith("run:")]
+                                + stale_runs):
         run = runs.load(run_id)
         if run is None or run.status in ("succeeded", "failed"):
             ended(client, run_id)
@@ -74,8 +192,9 @@ def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None) -> 
         resend_run(run_id, _left(run))
         moved(client, run_id)
         counts["runs_resent"] += 1
-    for raw in client.zrangebyscore(OPEN_TURNS, 0, stale, start=0, num=200):
-        session_id, _, turn = raw.decode().rpartition(":")
+    for raw in dict.fromkeys([item.removeprefix("turn:") for item in lost if item.startswith("turn:")]
+                             + stale_turns):
+        session_id, _, turn = raw.rpartition(":")
         state = sessions.load(session_id)
         if state is None or len(state.turns) > int(turn) or client.hincrby(RESENDS, raw, 1) > s.max_resends:
             turn_ended(client, session_id, int(turn))  # written, expired, or given up (the wait says so)

@@ -7,10 +7,11 @@ import logging
 import os
 import threading
 import time
+import uuid
 
 import redis
-from celery import chain
-from celery.signals import worker_process_init, worker_ready
+from celery import chain, current_task
+from celery.signals import task_received, worker_process_init, worker_ready
 from celery.exceptions import SoftTimeLimitExceeded
 
 from pipeline.records import Failure, Run
@@ -26,6 +27,9 @@ _store: RunStore | None = None
 _sessions: SessionStore | None = None
 TURN_WAIT_S = 0.1           # a turn whose earlier turn is still running looks again after this long
 WORKER_QUEUES_ENV = "NESYPLAN_WORKER_QUEUES"  # set by `nesyplan worker`: what this worker's processes serve
+# This start of the worker: its heartbeat carries it and its tasks' holds name it (workers/sweeper.py).
+# Set before the pool's processes are made, so they all share the main process's.
+INSTANCE = os.environ.setdefault("NESYPLAN_WORKER_INSTANCE", uuid.uuid4().hex)
 
 # Transient: the store or broker went away for a moment. Domain errors never raise (they end the run).
 TRANSIENT = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
@@ -55,7 +59,7 @@ def _start_heartbeat(sender=None, **_) -> None:
         client = store().client
         while True:
             try:
-                beat(client, name, s.heartbeat_s * 3)
+                beat(client, name, INSTANCE, s.heartbeat_s * 3)
             except redis.exceptions.RedisError:
                 pass  # Redis is away: no word until it is back, which is the truth
             time.sleep(s.heartbeat_s)
@@ -86,9 +90,46 @@ def _warm_up_worker(**_) -> None:
         log.exception("warm-up failed; requests will load what they need")
 
 
+def _holder(hostname: str | None, task_id: str, retries: int) -> str:
+    return f"{hostname or 'worker-' + str(os.getpid())} {INSTANCE} {task_id}.{retries}"
+
+
+def _holding(item: str):
+    """The running task holds `item` under this worker's name, for the sweeper to find if it dies."""
+    request = current_task.request
+    return sweeper.holding(store().client, item, _holder(request.hostname, request.id, request.retries or 0))
+
+
+def _item_of(task_name: str, args: list) -> str | None:
+    """What a task message carries: a run's stage, or a half of a session's turn."""
+    if task_name == "nesyplan.session_translate":
+        return f"turn:{args[0]}:{args[1]}"
+    if task_name == "nesyplan.session_advance":
+        return f"turn:{args[0][0]}:{args[0][1]}" if args and args[0] else None
+    return f"run:{args[0]}" if task_name.startswith("nesyplan.") and args else None
+
+
+@task_received.connect
+def _hold_on_receipt(request=None, **_) -> None:
+    """A message is held from the moment this worker takes it, not only once a process runs it: a worker
+    killed in between would otherwise leave it to the broker's redelivery, minutes away."""
+    try:
+        item = _item_of(request.name, list(request.args))
+        if item:
+            sweeper.hold(store().client, item,
+                         _holder(request.hostname, request.id, request.request_dict.get("retries") or 0))
+    except Exception:  # noqa: BLE001 - the task's own hold, when it runs, is the one that must hold
+        log.exception("could not record the hold of %s", getattr(request, "id", "?"))
+
+
 def execute_stage(run_id: str, stage: str) -> str:
     """Run one stage of a stored run and store the result. Idempotent: a redelivered message for a stage
     that already ran, or a run that already ended, changes nothing."""
+    with _holding(f"run:{run_id}"):
+        return _execute_stage(run_id, stage)
+
+
+def _execute_stage(run_id: str, stage: str) -> str:
     run = store().load(run_id)
     if run is None:
         log.error("run %s is not in the store (expired?): stage %s skipped", run_id, stage)
@@ -139,6 +180,11 @@ def _engine() -> SessionEngine:
 def session_translate(self, session_id: str, turn: int) -> list | None:
     """The LLM half of a turn. It waits for the turn before it: the question that turn asks is this
     message's context, so two messages sent at once are read one after the other, never interleaved."""
+    with _holding(f"turn:{session_id}:{turn}"):
+        return _session_translate(self, session_id, turn)
+
+
+def _session_translate(self, session_id: str, turn: int) -> list | None:
     sessions = session_store()
     state = sessions.load(session_id)
     if state is None:
@@ -160,6 +206,11 @@ def session_advance(ref: list | None) -> None:
     if ref is None:
         return
     session_id, turn = ref
+    with _holding(f"turn:{session_id}:{turn}"):
+        _session_advance(session_id, turn)
+
+
+def _session_advance(session_id: str, turn: int) -> None:
     sessions = session_store()
     with sessions.lock(session_id):
         state = sessions.load(session_id)

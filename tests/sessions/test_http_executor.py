@@ -16,7 +16,7 @@ from pipeline.packs.pack import load_pack
 from pipeline.sessions.engine import SessionEngine
 from pipeline.sessions.executors import ExecutionError, HttpExecutor
 from pipeline.settings import settings
-from tests.workers.test_service import free_port, stop, wait_until
+from tests.harness import free_port, stop, wait_until
 
 HERE = Path(__file__).resolve().parent
 OPENING = "I'd like a table at The Oak Room for 4 people on March 14 at 7pm"

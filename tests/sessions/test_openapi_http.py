@@ -9,7 +9,7 @@ from pipeline.authoring.openapi_packs import import_openapi
 from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.sessions.engine import SessionEngine
 from tests.sessions.test_http_executor import RestaurantApi
-from tests.workers.test_service import stop
+from tests.harness import stop
 
 ANSWERS = {"name": "The Oak Room", "party_size": "4", "date": "March 14", "time": "7pm",
            "booking_name": "Ana Lopez", "phone": "617-555-0199"}

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from pipeline.packs.pack import PROJECT_ROOT
-from tests.workers.test_service import EXAMPLES, Service
+from tests.harness import EXAMPLES, Service
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")

@@ -5,98 +5,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 import redis
 import yaml
 
 from pipeline.packs.pack import PROJECT_ROOT
-
-EXAMPLES = PROJECT_ROOT / "domains" / "quickbooks" / "examples"
-DATAFLOW_IR = (EXAMPLES / "3_dataflow.lp").read_text()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(args, env=None, log=None):
-    return subprocess.Popen([sys.executable, "-m", "nesyplan.cli", *args], env={**os.environ, **(env or {})},
-                            stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def stop(proc, sig=signal.SIGTERM):
-    if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def wait_until(predicate, timeout, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
-
-
-class Service:
-    """A Redis database, an API server and workers started for a test."""
-
-    def __init__(self, redis_url, tmp_path, env=None):
-        self.env = {"NESYPLAN_REDIS_URL": redis_url, **(env or {})}
-        self.redis = redis.Redis.from_url(redis_url)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.logs = tmp_path
-        self.workers: list[subprocess.Popen] = []
-        self.api = start(["serve", "--port", str(self.port)], self.env, open(tmp_path / "api.log", "w"))
-        self.http = httpx.Client(base_url=self.url, timeout=10)
-        assert wait_until(self._api_up, 30), (tmp_path / "api.log").read_text()
-
-    def _api_up(self):
-        try:
-            return self.http.get("/healthz").status_code in (200, 503)  # up, with or without workers
-        except httpx.TransportError:
-            return False
-
-    def start_worker(self, name, queues="symbolic", env=None):
-        log = open(self.logs / f"{name}.log", "w")
-        worker = start(["worker", "--queues", queues, "--concurrency", "1", "--name", f"{name}@test",
-                        "--loglevel", "INFO"], {**self.env, **(env or {})}, log)
-        self.workers.append(worker)
-        return worker
-
-    def submit(self, ir=DATAFLOW_IR, **extra):
-        body = {"query": "a test request", "domain": "quickbooks", "today": "2024-10-15", "ir": ir, **extra}
-        response = self.http.post("/v1/plans", json=body)
-        assert response.status_code == 202, response.text
-        return response.json()["id"]
-
-    def status(self, run_id):
-        return self.http.get(f"/v1/plans/{run_id}").json()["status"]
-
-    def wait_all(self, ids, timeout=120):
-        def finished():
-            return all(self.status(i) in ("succeeded", "failed") for i in ids)
-        return wait_until(finished, timeout, interval=0.3)
-
-    def close(self):
-        for proc in self.workers + [self.api]:
-            stop(proc)
-        self.http.close()
+from tests.harness import DATAFLOW_IR, EXAMPLES, NO_BROKER_RESCUE, PrivateRedis, Service, free_port, stop, wait_until
 
 
 @pytest.fixture
@@ -181,7 +98,9 @@ def test_fifty_concurrent_submissions_all_complete(service):
 def test_a_worker_killed_mid_chain_loses_and_duplicates_nothing(service):
     # Without the plan cache every request runs the planner, so the chains are slow enough to be caught
     # half-way (with it, twenty requests of one structure finish between two looks).
-    first = service.start_worker("doomed", env={"NESYPLAN_PLAN_CACHE_SIZE": "0"})
+    # The broker's own redelivery is ten minutes off here (its production default): only the dead worker's
+    # holds, found by the rescuer's sweep, bring its messages back.
+    first = service.start_worker("doomed", env={"NESYPLAN_PLAN_CACHE_SIZE": "0", **NO_BROKER_RESCUE})
     ids = [service.submit() for _ in range(20)]
     # Kill it the hard way once some requests are done and others are half-way through their chain.
     def mid_chain():
@@ -193,7 +112,7 @@ def test_a_worker_killed_mid_chain_loses_and_duplicates_nothing(service):
     stop(first, signal.SIGKILL)
     unfinished = [i for i in ids if service.status(i) not in ("succeeded", "failed")]
     assert unfinished, "the worker was killed after all requests finished: the test proved nothing"
-    service.start_worker("rescuer")
+    service.start_worker("rescuer", env=NO_BROKER_RESCUE)
     assert service.wait_all(ids, 120), [service.status(i) for i in ids]
     runs = [service.http.get(f"/v1/plans/{i}").json() for i in ids]
     assert all(r["status"] == "succeeded" for r in runs), [r["failure"] for r in runs]
@@ -242,40 +161,22 @@ def test_domains_are_listed(service):
 def private_redis(tmp_path):
     if not shutil.which("redis-server"):
         pytest.skip("redis-server is not installed (.ci/run installs it)")
-    port = free_port()
-
-    def launch():
-        proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                 "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
-        assert wait_until(lambda: _pings(port), 10)
-        return proc
-
-    holder = {"proc": launch()}
-    yield port, holder, launch
-    holder["proc"].terminate()
-    holder["proc"].wait()
-
-
-def _pings(port):
-    try:
-        return redis.Redis(port=port, socket_connect_timeout=0.5).ping()
-    except redis.exceptions.RedisError:
-        return False
+    server = PrivateRedis(tmp_path)
+    yield server
+    server.stop()
 
 
 def test_the_service_recovers_when_redis_restarts(private_redis, tmp_path):
-    port, holder, launch = private_redis
-    svc = Service(f"redis://127.0.0.1:{port}/0", tmp_path)
+    svc = Service(private_redis.url(0), tmp_path)
     try:
         svc.start_worker("w1")
         first = svc.submit()
         assert svc.wait_all([first], 60) and svc.status(first) == "succeeded"
-        holder["proc"].terminate()
-        holder["proc"].wait()
+        private_redis.stop()
         down = svc.http.get(f"/v1/plans/{first}")
         assert down.status_code == 503 and "Redis" in down.json()["detail"]
         assert svc.http.get("/healthz").status_code == 503
-        holder["proc"] = launch()  # an empty Redis: it kept nothing, as the machine's own keeps nothing
+        private_redis.start()  # an empty Redis: it kept nothing, as the machine's own keeps nothing
         second = wait_until(lambda: _try_submit(svc), 30)
         assert second, "the API did not accept requests after Redis came back"
         assert svc.wait_all([second], 90), (tmp_path / "w1.log").read_text()[-3000:]

@@ -13,7 +13,7 @@ from kombu.transport.redis import Channel
 
 from pipeline.sessions.engine import SessionEngine
 from workers.celery_app import app as celery_app
-from tests.workers.test_service import Service, stop, wait_until
+from tests.harness import NO_BROKER_RESCUE, Service, stop, wait_until
 
 TODAY = "2025-03-10"
 DOMAIN = "restaurant_reservation"
@@ -110,9 +110,10 @@ def test_messages_sent_at_once_are_answered_one_after_the_other(service):
 
 @pytest.fixture
 def patient_service(tmp_path):
-    """A service whose API waits longer for a turn than a rescued one may take on a loaded machine (the
-    message's redelivery, a new worker's start and its model load)."""
-    svc = started(tmp_path, env={"NESYPLAN_SESSION_REPLY_TIMEOUT_S": "280"})
+    """A service whose API waits longer for a turn than a rescued one may take on a loaded machine (a new
+    worker's start, its model load and its first sweep), and whose broker would give a dead worker's
+    message back only after ten minutes."""
+    svc = started(tmp_path, env={"NESYPLAN_SESSION_REPLY_TIMEOUT_S": "280", **NO_BROKER_RESCUE})
     yield svc
     svc.close()
 
@@ -132,7 +133,7 @@ def test_a_turn_survives_its_worker_killed_mid_turn(patient_service):
     state = service.http.get(f"/v1/sessions/{session_id}").json()["state"]
     assert not state["turns"], "the turn ended before the kill: the test proved nothing"
     # The worst moment to die: while holding the lock under which a worker gives unacknowledged messages
-    # back. The dead worker's lock is left as it would leave it, and the rescue must still come.
+    # back. The dead worker's lock is left as it would leave it: the turn's hold must bring it back anyway.
     expire = celery_app.conf.broker_transport_options.get("unacked_mutex_expire", Channel.unacked_mutex_expire)
     orphan = service.redis.lock(Channel.unacked_mutex_key, timeout=expire)
     assert orphan.acquire(blocking=False)

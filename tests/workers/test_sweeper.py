@@ -7,7 +7,7 @@ import os
 import pytest
 import redis
 
-from tests.workers.test_service import DATAFLOW_IR, Service, wait_until
+from tests.harness import DATAFLOW_IR, Service, wait_until
 
 QUICK_SWEEPS = {"NESYPLAN_SWEEP_INTERVAL_S": "0.5", "NESYPLAN_SWEEP_AFTER_S": "2"}
 
@@ -58,3 +58,29 @@ def test_a_turn_whose_message_was_lost_is_answered(service):
     turns = lambda: service.http.get(f"/v1/sessions/{session_id}").json()["state"]["turns"]  # noqa: E731
     assert wait_until(lambda: len(turns()) == 1, 180)
     assert turns()[0]["reply"]["kind"] in ("ask", "done", "fail", "handoff", "confirm")
+
+
+def test_only_what_a_dead_worker_held_is_sent_again_at_once(service):
+    from pipeline.records import Run
+    from workers import sweeper
+    from workers.store import RunStore, SessionStore, beat
+
+    runs, sessions = RunStore(), SessionStore()
+    client = runs.client
+    held = {name: Run(domain="quickbooks", today="2024-10-15", status="running") for name in
+            ("alive", "dead", "restarted")}
+    for name, run in held.items():
+        runs.save(run)
+        sweeper.moved(client, run.id)  # just moved: far from sweep_after_s, only a hold can make it stale
+        client.hset(sweeper.HELD, f"run:{run.id}", f"{name}@w first 1.0")
+    beat(client, "alive@w", "first", 60)
+    beat(client, "restarted@w", "second", 60)  # the same name, started again: the first start is dead
+    # "dead@w" has no heartbeat at all
+    sent = []
+    counts = sweeper.sweep(runs, sessions, lambda run_id, stages: sent.append(run_id), lambda *_: None)
+    assert sorted(sent) == sorted([held["dead"].id, held["restarted"].id])
+    assert counts["orphans"] == 2 and counts["runs_resent"] == 2
+    assert client.hkeys(sweeper.HELD) == [f"run:{held['alive'].id}".encode()]  # the live hold is kept
+    sent.clear()
+    sweeper.sweep(runs, sessions, lambda run_id, stages: sent.append(run_id), lambda *_: None)
+    assert sent == []  # sent once: their new messages are the broker's now
