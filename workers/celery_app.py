@@ -24,6 +24,9 @@ def make_app() -> Celery:
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
+        # Nothing reads a task's return value (the Run record is the result): no write per task, and no
+        # task that did its work failing after it because the result could not be stored.
+        task_ignore_result=True,
         result_expires=3600,
         broker_connection_retry_on_startup=True,
         broker_transport_options={

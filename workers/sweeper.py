@@ -20,6 +20,7 @@ whose retry it cannot publish, and the broker would give it back only after its 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -58,8 +59,8 @@ def holding(client: redis.Redis, item: str, holder: str):
     """A task has `item` in hand while the block runs. A task that fails because Redis went away leaves
     the item marked lost: its retry may never have reached the broker (Celery drops a message whose retry
     it cannot publish), and a worker that lived through the outage would otherwise hold it for good."""
-    hold(client, item, holder)
     try:
+        hold(client, item, holder)
         yield
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
         mark_lost(client, item)
@@ -110,6 +111,27 @@ def _mark_when_back(client: redis.Redis) -> None:
             _unmarked.difference_update(items)
             if not _unmarked:
                 return
+
+
+# Mark lost every item whose holder starts with ARGV[1] (one worker instance's holds).
+_LOSE_ALL = """
+local lost = 0
+local held = redis.call('HGETALL', KEYS[1])
+for i = 1, #held, 2 do
+  if string.sub(held[i + 1], 1, #ARGV[1]) == ARGV[1] then
+    redis.call('HSET', KEYS[1], held[i], ARGV[2])
+    lost = lost + 1
+  end
+end
+return lost
+"""
+
+
+def lose_holds_of(client: redis.Redis, worker: str, instance: str) -> int:
+    """After Redis was away or restarted, what a worker held may have been dropped with its connection (a
+    message it had taken but not started, a retry or a next stage it could not send): all of it is sent
+    again, and a task still running makes a duplicate that changes nothing. How many were marked."""
+    return int(client.register_script(_LOSE_ALL)(keys=[HELD], args=[f"{worker} {instance} ", LOST]))
 
 
 # Let go of the holds given (item, holder, item, holder, ...) that still have that holder: an item taken
@@ -163,16 +185,58 @@ def turn_ended(client: redis.Redis, session_id: str, turn: int) -> None:
         pipe.execute()
 
 
-def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None) -> dict[str, int]:
-    """Send again what a dead worker held, and what has not moved for `sweep_after_s`; fail runs sent
-    `max_resends` times. `runs` and `sessions` are the stores, `resend_run(run_id, stages)` and
-    `resend_turn(session_id, turn)` send work. Returns how many runs and turns were sent again, runs
-    failed, and orphans found."""
-    s, client = settings(), runs.client
-    stale = (now or time.time()) - s.sweep_after_s
-    counts = {"runs_resent": 0, "runs_failed": 0, "turns_resent": 0, "orphans": 0}
+SUSPECTS = "nesyplan:suspects"  # items whose message was found nowhere by the last sweep
+QUEUES = ("llm", "symbolic")
+MOST_TO_READ = 10_000  # queues longer than this are not read: the stale horizon covers them
+
+
+def nowhere(client: redis.Redis, unacked_key: str, quiet_s: float, now: float) -> list[str]:
+    """Runs and turns that have not moved for `quiet_s` and whose message is nowhere: not held, not in a
+    queue, not taken from one. Kombu's Redis transport loses a message it took from its list at the moment
+    Redis went away (the take is done, the record of it never written). A message is found by its run or
+    session id in the task's headers."""
+    quiet = now - quiet_s
+    runs = [r.decode() for r in client.zrangebyscore(OPEN_RUNS, 0, quiet, start=0, num=200)]
+    turns = [t.decode() for t in client.zrangebyscore(OPEN_TURNS, 0, quiet, start=0, num=200)]
+    if not (runs or turns) or sum(client.llen(queue) for queue in QUEUES) > MOST_TO_READ:
+        return []
+    held = {item.decode() for item in client.hkeys(HELD)}
+    messages = b"\n".join([raw for queue in QUEUES for raw in client.lrange(queue, 0, -1)]
+                          + client.hvals(unacked_key)).decode(errors="replace")
+    return ([f"run:{r}" for r in runs if f"run:{r}" not in held and r not in messages]
+            + [f"turn:{t}" for t in turns if f"turn:{t}" not in held and t.rpartition(":")[0] not in messages])
+
+
+def confirmed_nowhere(client: redis.Redis, unacked_key: str, quiet_s: float, now: float) -> list[str]:
+    """`nowhere` twice in a row, one sweep apart: a message between its take and the record of it is
+    nowhere for a moment, never for a whole sweep interval."""
+    found = nowhere(client, unacked_key, quiet_s, now)
+    before = {item.decode() for item in client.hkeys(SUSPECTS)}
+    confirmed = [item for item in found if item in before]
+    with client.pipeline() as pipe:
+        pipe.delete(SUSPECTS)
+        suspects = {item: now for item in found if item not in confirmed}
+        if suspects:
+            pipe.hset(SUSPECTS, mapping=suspects)
+        pipe.execute()
+    return confirmed
+
+
+def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None,
+          unacked_key: str | None = None) -> dict[str, int]:
+    """Send again what a dead worker held, what was lost (with the broker's `unacked_key`, what is nowhere
+    two sweeps in a row), and what has not moved for `sweep_after_s`; fail runs sent `max_resends` times.
+    `runs` and `sessions` are the stores, `resend_run(run_id, stages)` and `resend_turn(session_id, turn)`
+    send work. Returns how many runs and turns were sent again, runs failed, orphans and lost found."""
+    s, client, now = settings(), runs.client, now or time.time()
+    stale = now - s.sweep_after_s
+    counts = {"runs_resent": 0, "runs_failed": 0, "turns_resent": 0, "orphans": 0, "nowhere": 0}
     lost = take_orphans(client)
     counts["orphans"] = len(lost)
+    if unacked_key is not None:
+        missing = confirmed_nowhere(client, unacked_key, s.sweep_interval_s * 2, now)
+        counts["nowhere"] = len(missing)
+        lost += missing
     stale_runs = [raw.decode() for raw in client.zrangebyscore(OPEN_RUNS, 0, stale, start=0, num=200)]
     stale_turns = [raw.decode() for raw in client.zrangebyscore(OPEN_TURNS, 0, stale, start=0, num=200)]
     for run_id in dict.fromkeys([item.removeprefix("run:") for item in lost if item.startswith("run:")]
@@ -203,7 +267,7 @@ def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None) -> 
         turn_moved(client, session_id, int(turn))
         counts["turns_resent"] += 1
     if any(counts.values()):
-        log.warning("sweeper: %s", counts)
+        log.warning("sweeper: %s (sent again at once: %s)", counts, ", ".join(lost) or "none")
     return counts
 
 
@@ -213,12 +277,38 @@ def _left(run) -> list[str]:
     return [stage for stage in stages_of(run) if stage not in run.timings_ms]
 
 
-def sweep_if_first(runs, sessions, resend_run, resend_turn) -> dict[str, int] | None:
-    """Sweep unless another worker is sweeping now."""
+def restore_unheld(channel, older_than_s: float) -> int:
+    """Give back to its queue every message taken from the broker more than `older_than_s` ago that no
+    worker holds; how many. A worker holds what it takes from the moment it receives it, so such a message
+    was lost with its worker's connection (Redis went away between the take and the receipt) and would
+    otherwise wait for the visibility timeout. `channel`: a kombu Redis channel (its own restore is used)."""
+    client = channel.client
+    held = {holder.decode().split(" ")[2] for holder in client.hvals(HELD) if holder.count(b" ") >= 2}
+    restored = 0
+    for tag in client.zrangebyscore(channel.unacked_index_key, 0, time.time() - older_than_s, start=0, num=200):
+        raw = client.hget(channel.unacked_key, tag)
+        if raw is None:
+            continue  # acknowledged meanwhile
+        headers = json.loads(raw)[0].get("headers") or {}
+        if f"{headers.get('id')}.{headers.get('retries') or 0}" in held:
+            continue
+        channel.qos.restore_by_tag(tag.decode(), client=client)
+        restored += 1
+    if restored:
+        log.warning("sweeper: %d message(s) taken but held by no worker given back to their queues", restored)
+    return restored
+
+
+def sweep_if_first(runs, sessions, resend_run, resend_turn, channel=None) -> dict[str, int] | None:
+    """Sweep unless another worker is sweeping now; with a broker channel, give back what no one holds."""
     client = runs.client
     if not client.set(LOCK, "1", nx=True, ex=max(5, int(settings().sweep_interval_s * 2))):
         return None
     try:
-        return sweep(runs, sessions, resend_run, resend_turn)
+        counts = sweep(runs, sessions, resend_run, resend_turn,
+                       unacked_key=channel.unacked_key if channel is not None else None)
+        if channel is not None:
+            counts["given_back"] = restore_unheld(channel, settings().sweep_interval_s * 2)
+        return counts
     finally:
         client.delete(LOCK)

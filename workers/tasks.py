@@ -1,5 +1,6 @@
-"""One Celery task per stage; a request is a chain of them over its Run record in the store. A session's
-turn is a chain of two: its translation (queue `llm`) and its symbolic half (plan and carry out)."""
+"""One Celery task per stage; a request is a sequence of them over its Run record in the store, each stage
+sending the next. A session's turn is two: its translation (queue `llm`), which sends its symbolic half
+(plan and carry out)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 import uuid
 
 import redis
-from celery import chain, current_task
+from celery import current_task
 from celery.signals import task_received, worker_process_init, worker_ready
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -56,12 +57,17 @@ def _start_heartbeat(sender=None, **_) -> None:
     name, s = getattr(sender, "hostname", None) or f"worker-{os.getpid()}", settings()
 
     def keep_beating() -> None:
-        client = store().client
+        client, redis_run, away = store().client, None, False
         while True:
             try:
                 beat(client, name, INSTANCE, s.heartbeat_s * 3)
+                now_run = _redis_run(client)  # another one: Redis restarted since the last beat
+                if away or redis_run not in (None, now_run):
+                    lost = sweeper.lose_holds_of(client, name, INSTANCE)
+                    log.warning("Redis was away: %d item(s) this worker held are to be sent again", lost)
+                redis_run, away = now_run, False
             except redis.exceptions.RedisError:
-                pass  # Redis is away: no word until it is back, which is the truth
+                away = True  # no word until it is back, which is the truth
             time.sleep(s.heartbeat_s)
 
     threading.Thread(target=keep_beating, name="nesyplan-heartbeat", daemon=True).start()
@@ -70,11 +76,20 @@ def _start_heartbeat(sender=None, **_) -> None:
         while True:
             time.sleep(s.sweep_interval_s)
             try:
-                sweeper.sweep_if_first(store(), session_store(), resend_run, resend_turn)
+                with app.connection_for_write() as connection:
+                    sweeper.sweep_if_first(store(), session_store(), resend_run, resend_turn,
+                                           connection.default_channel)
             except Exception:  # noqa: BLE001 - Redis away, or a bad record: the next sweep tries again
                 log.exception("sweep failed")
 
     threading.Thread(target=keep_sweeping, name="nesyplan-sweeper", daemon=True).start()
+
+
+def _redis_run(client: redis.Redis) -> str | None:
+    try:
+        return client.info("server").get("run_id")
+    except redis.exceptions.ResponseError:  # INFO refused (some managed Redis): only failed beats tell
+        return None
 
 
 @worker_process_init.connect
@@ -102,10 +117,8 @@ def _holding(item: str):
 
 def _item_of(task_name: str, args: list) -> str | None:
     """What a task message carries: a run's stage, or a half of a session's turn."""
-    if task_name == "nesyplan.session_translate":
+    if task_name in ("nesyplan.session_translate", "nesyplan.session_advance"):
         return f"turn:{args[0]}:{args[1]}"
-    if task_name == "nesyplan.session_advance":
-        return f"turn:{args[0][0]}:{args[0][1]}" if args and args[0] else None
     return f"run:{args[0]}" if task_name.startswith("nesyplan.") and args else None
 
 
@@ -123,19 +136,34 @@ def _hold_on_receipt(request=None, **_) -> None:
 
 
 def execute_stage(run_id: str, stage: str) -> str:
-    """Run one stage of a stored run and store the result. Idempotent: a redelivered message for a stage
-    that already ran, or a run that already ended, changes nothing."""
+    """Run one stage of a stored run, store the result and send the run's next stage. Idempotent: a
+    redelivered message for a stage that already ran, or a run that already ended, changes nothing.
+
+    The next stage is sent here, under the hold, not by a Celery chain after the task returns: a chain's
+    next message that cannot be published (Redis away) is dropped with nobody the wiser, while a send that
+    fails here fails the task, and its item is marked lost and sent again (workers/sweeper.py)."""
     with _holding(f"run:{run_id}"):
-        return _execute_stage(run_id, stage)
+        run = _execute_stage(run_id, stage)
+        left = _stages_left(run) if run is not None else []
+        if left:
+            STAGE_TASKS[left[0]].apply_async((run_id,))
+    return run_id
 
 
-def _execute_stage(run_id: str, stage: str) -> str:
+def _stages_left(run: Run) -> list[str]:
+    if run.status in ("succeeded", "failed"):
+        return []
+    return [stage for stage in stages_of(run) if stage not in run.timings_ms]
+
+
+def _execute_stage(run_id: str, stage: str) -> Run | None:
+    """The stored run once the stage has run, or None when there was nothing to do."""
     run = store().load(run_id)
     if run is None:
         log.error("run %s is not in the store (expired?): stage %s skipped", run_id, stage)
-        return run_id
+        return None
     if run.status in ("succeeded", "failed") or stage in run.timings_ms:
-        return run_id
+        return None
     try:
         run_stage(run, stage)
     except SoftTimeLimitExceeded:
@@ -146,7 +174,7 @@ def _execute_stage(run_id: str, stage: str) -> str:
         sweeper.ended(store().client, run_id)
     else:
         sweeper.moved(store().client, run_id)
-    return run_id
+    return run
 
 
 def _make_stage_task(stage: str):
@@ -164,7 +192,8 @@ STAGE_TASKS = {stage: _make_stage_task(stage) for stage in ALL_STAGES}
 
 
 def enqueue(run: Run) -> None:
-    """Store the run as queued and send its chain of stages (translation on `llm`, the rest `symbolic`)."""
+    """Store the run as queued and send its first stage (translation on `llm`, the rest on `symbolic`);
+    each stage sends the next."""
     store().save(run)
     sweeper.moved(store().client, run.id)  # tracked before it is sent: a send that is lost is sent again
     resend_run(run.id, stages_of(run))
@@ -177,35 +206,37 @@ def _engine() -> SessionEngine:
 @app.task(name="nesyplan.session_translate", bind=True, autoretry_for=TRANSIENT, retry_backoff=True,
           retry_backoff_max=30, max_retries=8, soft_time_limit=settings().stage_time_limit_s * 3,
           time_limit=settings().stage_time_limit_s * 3 + 10)
-def session_translate(self, session_id: str, turn: int) -> list | None:
-    """The LLM half of a turn. It waits for the turn before it: the question that turn asks is this
-    message's context, so two messages sent at once are read one after the other, never interleaved."""
+def session_translate(self, session_id: str, turn: int) -> None:
+    """The LLM half of a turn, which then sends the symbolic half. It waits for the turn before it: the
+    question that turn asks is this message's context, so two messages sent at once are read one after the
+    other, never interleaved."""
     with _holding(f"turn:{session_id}:{turn}"):
-        return _session_translate(self, session_id, turn)
+        if _session_translate(self, session_id, turn):
+            session_advance.apply_async((session_id, turn))  # under the hold, as a run's next stage is
 
 
-def _session_translate(self, session_id: str, turn: int) -> list | None:
+def _session_translate(self, session_id: str, turn: int) -> bool:
+    """Whether the turn's translation is stored and its symbolic half is to be sent."""
     sessions = session_store()
     state = sessions.load(session_id)
     if state is None:
         log.error("session %s is not in the store (expired?): turn %d skipped", session_id, turn)
-        return None
-    if len(state.turns) > turn or sessions.load_translation(session_id, turn) is not None:
-        return [session_id, turn]  # a redelivered message: this half is done
+        return False
+    if len(state.turns) > turn:
+        return False  # a redelivered message: the turn is written
+    if sessions.load_translation(session_id, turn) is not None:
+        return True  # translated, but its second half may never have been sent
     if len(state.turns) < turn:
         raise self.retry(countdown=TURN_WAIT_S, max_retries=None)  # as long as the turn before takes
     sessions.save_translation(session_id, _engine().translate(state, sessions.message(session_id, turn)))
-    return [session_id, turn]
+    return True
 
 
 @app.task(name="nesyplan.session_advance", autoretry_for=TRANSIENT, retry_backoff=True, retry_backoff_max=30,
           max_retries=8, soft_time_limit=settings().stage_time_limit_s * 2,
           time_limit=settings().stage_time_limit_s * 2 + 10)
-def session_advance(ref: list | None) -> None:
+def session_advance(session_id: str, turn: int) -> None:
     """The symbolic half: apply, plan, carry out; the state and the turn's Run are stored together."""
-    if ref is None:
-        return
-    session_id, turn = ref
     with _holding(f"turn:{session_id}:{turn}"):
         _session_advance(session_id, turn)
 
@@ -240,11 +271,12 @@ def enqueue_message(session_id: str, message: str, limit: int = 0) -> int | None
 
 
 def resend_run(run_id: str, stages: list[str]) -> None:
-    """Send the stages a run has left (again, for the sweeper)."""
+    """Send the first of the stages a run has left (again, for the sweeper); each stage sends the next."""
     if stages:
-        chain(*(STAGE_TASKS[stage].si(run_id) for stage in stages)).apply_async()
+        STAGE_TASKS[stages[0]].apply_async((run_id,))
 
 
 def resend_turn(session_id: str, turn: int) -> None:
-    """Send a turn's two halves (again, for the sweeper: each skips what is already done)."""
-    chain(session_translate.si(session_id, turn), session_advance.s()).apply_async()
+    """Send a turn's first half (again, for the sweeper: each half skips what is already done and sends
+    the second)."""
+    session_translate.apply_async((session_id, turn))

@@ -12,7 +12,7 @@ the command exits 1 when one did not.
   waits          a burst of 45 session messages from one key, each waiting for a reply no worker will give:
                  another key's calls answer within 1 s meanwhile
   redis          Redis killed (SIGKILL) and started again under 200 runs in flight: every accepted run ends
-                 (within 5 minutes; production's settings, no shortcut)
+                 within 2 minutes (production's settings, no shortcut)
   worker         a symbolic and an LLM worker killed (SIGKILL) holding runs and a session's turn: all of them
                  finish within 60 s of new workers starting
   serve-llm      no key 401, a 100k-character prompt 413, a stream 400, an unknown model 404, a burst past its
@@ -206,15 +206,16 @@ class Chaos:
         time.sleep(3)  # down for a while, as a restart is
         self.redis.start()
         restarted = time.monotonic()
-        all_ended = wait_until(lambda: ended() == len(ids), 300, interval=1)
+        all_ended = wait_until(lambda: ended() == len(ids), 120, interval=1)
         took = time.monotonic() - restarted
         statuses = _count(self._status(i) for i in ids)
+        stuck = [self._why(i) for i in ids if self._status(i) not in ("succeeded", "failed")][:3]
         for worker in workers:
             stop(worker)
         api.close()
         return {"accepted": len(ids), "in_flight_at_kill": in_flight, "while_down": _count(s for _, s in while_down),
                 "while_down_max_s": round(max(s for s, _ in while_down), 3), "final": statuses,
-                "all_ended_s_after_restart": round(took, 1), "pass": bool(all_ended) and in_flight > 0}
+                "all_ended_s_after_restart": round(took, 1), "stuck": stuck, "pass": bool(all_ended) and in_flight > 0}
 
     def worker_kill(self) -> dict:
         self.store.flushdb()
@@ -284,6 +285,16 @@ class Chaos:
     def _status(self, run_id: str) -> str | None:
         data = self.store.get(f"nesyplan:run:{run_id}")
         return json.loads(data)["status"] if data else None
+
+    def _why(self, run_id: str) -> dict:
+        """What is known of a run that did not end: its stages done, who holds it, when it last moved."""
+        run = json.loads(self.store.get(f"nesyplan:run:{run_id}") or "{}")
+        held = self.store.hget("nesyplan:held", f"run:{run_id}")
+        return {"run": run_id, "status": run.get("status"), "stages": sorted(run.get("timings_ms", {})),
+                "held": held.decode() if held else None, "moved": self.store.zscore("nesyplan:open:runs", run_id),
+                "queued": {q: self.store.llen(q) for q in ("symbolic", "llm")},
+                "unacked": sum(run_id in raw.decode() for raw in self.store.hvals("unacked")),
+                "resends": self.store.hget("nesyplan:resends", run_id)}
 
     def _turns(self, session_id: str) -> list:
         data = self.store.get(f"nesyplan:session:{session_id}")

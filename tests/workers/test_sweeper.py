@@ -84,3 +84,25 @@ def test_only_what_a_dead_worker_held_is_sent_again_at_once(service):
     sent.clear()
     sweeper.sweep(runs, sessions, lambda run_id, stages: sent.append(run_id), lambda *_: None)
     assert sent == []  # sent once: their new messages are the broker's now
+
+
+def test_a_run_whose_message_is_nowhere_is_sent_again_on_the_second_look(service):
+    from pipeline.records import Run
+    from workers import sweeper
+    from workers.store import RunStore, SessionStore
+
+    runs, sessions = RunStore(), SessionStore()
+    client = runs.client
+    lost, queued = (Run(domain="quickbooks", today="2024-10-15", status="running") for _ in range(2))
+    for run in (lost, queued):
+        runs.save(run)
+        client.zadd(sweeper.OPEN_RUNS, {run.id: 900})  # quiet 100 s at `now`: far from sweep_after_s (600)
+    client.lpush("symbolic", f'{{"headers": {{"argsrepr": "(\'{queued.id}\',)"}}}}')  # its message waits
+    sent = []
+
+    def look():
+        return sweeper.sweep(runs, sessions, lambda run_id, stages: sent.append(run_id), lambda *_: None,
+                             now=1000.0, unacked_key="unacked")
+
+    assert look()["nowhere"] == 0 and sent == []  # once: it may be between its take and the record of it
+    assert look()["nowhere"] == 1 and sent == [lost.id]  # twice: lost; the queued one is left alone
