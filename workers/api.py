@@ -8,6 +8,7 @@ import time
 from datetime import date
 from typing import Literal
 
+import anyio
 import redis
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
@@ -307,12 +308,23 @@ def livez() -> dict:
     return {"ok": True}
 
 
+_health_threads: anyio.CapacityLimiter | None = None
+
+
 @app.get("/healthz")
-def healthz(request: Request) -> JSONResponse:
+async def healthz(request: Request) -> JSONResponse:
     """Readiness: Redis answers and some worker said it was alive lately (its heartbeat in Redis; no
     broadcast to the workers per call). Limited per client address like any other endpoint; it names no
-    worker and no address."""
-    rate_limit(f"health:{address(request)}")
+    worker and no address. Its checks run on at most 4 threads of their own, so a storm of health checks
+    waits on itself and never holds the threads every other endpoint runs on."""
+    global _health_threads
+    if _health_threads is None:
+        _health_threads = anyio.CapacityLimiter(4)
+    return await anyio.to_thread.run_sync(_readiness, address(request), limiter=_health_threads)
+
+
+def _readiness(client_address: str) -> JSONResponse:
+    rate_limit(f"health:{client_address}")
     try:
         client = _store().client
         up, workers = bool(client.ping()), live_workers(client)
