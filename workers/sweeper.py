@@ -245,15 +245,16 @@ def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None,
         if run is None or run.status in ("succeeded", "failed"):
             ended(client, run_id)
             continue
+        left = stages_left(run)
         if client.hincrby(RESENDS, run_id, 1) > s.max_resends:
             run.status = "failed"
-            run.failure = Failure(stage=next(iter(_left(run)), "plan"), kind="internal",
+            run.failure = Failure(stage=next(iter(left), "plan"), kind="internal",
                                   message=f"the run did not move after being sent {s.max_resends} more times")
             runs.save(run)
             ended(client, run_id)
             counts["runs_failed"] += 1
             continue
-        resend_run(run_id, _left(run))
+        resend_run(run_id, left)
         moved(client, run_id)
         counts["runs_resent"] += 1
     for raw in dict.fromkeys([item.removeprefix("turn:") for item in lost if item.startswith("turn:")]
@@ -271,9 +272,12 @@ def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None,
     return counts
 
 
-def _left(run) -> list[str]:
+def stages_left(run) -> list[str]:
+    """The stages a run has still to run (none once it has ended)."""
     from pipeline.run import stages_of
 
+    if run.status in ("succeeded", "failed"):
+        return []
     return [stage for stage in stages_of(run) if stage not in run.timings_ms]
 
 

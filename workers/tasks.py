@@ -144,16 +144,10 @@ def execute_stage(run_id: str, stage: str) -> str:
     fails here fails the task, and its item is marked lost and sent again (workers/sweeper.py)."""
     with _holding(f"run:{run_id}"):
         run = _execute_stage(run_id, stage)
-        left = _stages_left(run) if run is not None else []
+        left = sweeper.stages_left(run) if run is not None else []
         if left:
             STAGE_TASKS[left[0]].apply_async((run_id,))
     return run_id
-
-
-def _stages_left(run: Run) -> list[str]:
-    if run.status in ("succeeded", "failed"):
-        return []
-    return [stage for stage in stages_of(run) if stage not in run.timings_ms]
 
 
 def _execute_stage(run_id: str, stage: str) -> Run | None:
