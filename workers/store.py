@@ -56,20 +56,18 @@ WORKERS = "nesyplan:workers"  # worker name -> until when its last heartbeat hol
 def beat(client: redis.Redis, worker: str, instance: str, ttl_s: float) -> None:
     """A worker says it is alive for the next `ttl_s` seconds, with the id of this start of it (a worker
     restarted under the same name is another instance: what the dead one held is not the new one's)."""
+    now = time.time()
     with client.pipeline() as pipe:
         pipe.set(HEARTBEAT_PREFIX + worker, instance, px=int(ttl_s * 1000))
-        pipe.zadd(WORKERS, {worker: time.time() + ttl_s})
+        pipe.zadd(WORKERS, {worker: now + ttl_s})
+        pipe.zremrangebyscore(WORKERS, 0, now - 3600)  # workers gone for an hour are dropped by those alive
         pipe.execute()
 
 
 def live_workers(client: redis.Redis) -> int:
     """How many workers have said they are alive lately: no broadcast, and no scan of the keyspace (which
-    holds every stored run), one count over an ordered set whose dead entries are dropped as it goes."""
-    now = time.time()
-    with client.pipeline() as pipe:
-        pipe.zremrangebyscore(WORKERS, 0, now - 3600)
-        pipe.zcount(WORKERS, now, "+inf")
-        return pipe.execute()[1]
+    holds every stored run), one count over an ordered set (no write: health checks only read)."""
+    return client.zcount(WORKERS, time.time(), "+inf")
 
 
 def _remember(client: redis.Redis, key: str, member: str, ttl_s: int) -> None:

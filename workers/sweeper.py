@@ -48,32 +48,43 @@ return 0
 """
 
 
-def hold(client: redis.Redis, item: str, holder: str) -> None:
-    """`item` (`run:<id>`, or `turn:<session>:<turn>`) is in the hands of `holder`: `<worker> <instance>
-    <delivery>`, the worker's name, its instance id and which delivery of the task this is."""
-    client.hset(HELD, item, holder)
+def holder(worker: str, instance: str, task_id: str, retries: int) -> str:
+    """Who has a message in hand: `<worker> <instance> <delivery>`, the worker's name, the instance id its
+    heartbeat carries, and which delivery of the task this is (its id and retry count)."""
+    return f"{worker} {instance} {task_id}.{retries}"
+
+
+def _parts(held_by: str) -> tuple[str, str, str]:
+    """A holder's worker, instance and delivery (`LOST` gives a worker no heartbeat names)."""
+    worker, instance, delivery = held_by.split(" ", 2)
+    return worker, instance, delivery
+
+
+def hold(client: redis.Redis, item: str, held_by: str) -> None:
+    """`item` (`run:<id>`, or `turn:<session>:<turn>`) is in the hands of `held_by` (see `holder`)."""
+    client.hset(HELD, item, held_by)
 
 
 @contextmanager
-def holding(client: redis.Redis, item: str, holder: str):
+def holding(client: redis.Redis, item: str, held_by: str):
     """A task has `item` in hand while the block runs. A task that fails because Redis went away leaves
     the item marked lost: its retry may never have reached the broker (Celery drops a message whose retry
     it cannot publish), and a worker that lived through the outage would otherwise hold it for good."""
     try:
-        hold(client, item, holder)
+        hold(client, item, held_by)
         yield
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
         mark_lost(client, item)
         raise
     except BaseException:  # the task failed or waits (a retry): its message is the broker's again
-        _release(client, item, holder)
+        _release(client, item, held_by)
         raise
-    _release(client, item, holder)
+    _release(client, item, held_by)
 
 
-def _release(client: redis.Redis, item: str, holder: str) -> None:
+def _release(client: redis.Redis, item: str, held_by: str) -> None:
     try:
-        client.register_script(_RELEASE)(keys=[HELD], args=[item, holder])
+        client.register_script(_RELEASE)(keys=[HELD], args=[item, held_by])
     except redis.exceptions.RedisError:
         mark_lost(client, item)  # Redis away: unsure what became of it, so sent again (a duplicate changes nothing)
 
@@ -131,7 +142,8 @@ def lose_holds_of(client: redis.Redis, worker: str, instance: str) -> int:
     """After Redis was away or restarted, what a worker held may have been dropped with its connection (a
     message it had taken but not started, a retry or a next stage it could not send): all of it is sent
     again, and a task still running makes a duplicate that changes nothing. How many were marked."""
-    return int(client.register_script(_LOSE_ALL)(keys=[HELD], args=[f"{worker} {instance} ", LOST]))
+    every_delivery = f"{worker} {instance} "  # how every holder() of this instance begins
+    return int(client.register_script(_LOSE_ALL)(keys=[HELD], args=[every_delivery, LOST]))
 
 
 # Let go of the holds given (item, holder, item, holder, ...) that still have that holder: an item taken
@@ -151,11 +163,12 @@ return gone
 def take_orphans(client: redis.Redis) -> list[str]:
     """Let go of the items held by a worker no longer alive (no heartbeat, or another instance's) and
     return them: their work is to be sent again."""
-    held = {item.decode(): holder.decode() for item, holder in client.hgetall(HELD).items()}
-    workers = sorted({holder.split(" ")[0] for holder in held.values()})
+    held = {item.decode(): held_by.decode() for item, held_by in client.hgetall(HELD).items()}
+    parts = {item: _parts(held_by) for item, held_by in held.items()}
+    workers = sorted({worker for worker, _, _ in parts.values()})
     alive = dict(zip(workers, client.mget([HEARTBEAT_PREFIX + w for w in workers]))) if workers else {}
-    dead = [(item, holder) for item, holder in held.items()
-            if (alive.get(holder.split(" ")[0]) or b"").decode() != holder.split(" ")[1]]
+    dead = [(item, held[item]) for item, (worker, instance, _) in parts.items()
+            if (alive.get(worker) or b"").decode() != instance]
     if not dead:
         return []
     gone = client.register_script(_LET_GO)(keys=[HELD], args=[part for pair in dead for part in pair])
@@ -287,7 +300,7 @@ def restore_unheld(channel, older_than_s: float) -> int:
     was lost with its worker's connection (Redis went away between the take and the receipt) and would
     otherwise wait for the visibility timeout. `channel`: a kombu Redis channel (its own restore is used)."""
     client = channel.client
-    held = {holder.decode().split(" ")[2] for holder in client.hvals(HELD) if holder.count(b" ") >= 2}
+    held = {_parts(held_by.decode())[2] for held_by in client.hvals(HELD)}
     restored = 0
     for tag in client.zrangebyscore(channel.unacked_index_key, 0, time.time() - older_than_s, start=0, num=200):
         raw = client.hget(channel.unacked_key, tag)

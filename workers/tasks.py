@@ -106,7 +106,7 @@ def _warm_up_worker(**_) -> None:
 
 
 def _holder(hostname: str | None, task_id: str, retries: int) -> str:
-    return f"{hostname or 'worker-' + str(os.getpid())} {INSTANCE} {task_id}.{retries}"
+    return sweeper.holder(hostname or f"worker-{os.getpid()}", INSTANCE, task_id, retries)
 
 
 def _holding(item: str):
