@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     # on services it never saw it picks worse than retrieval does (README, "Language analysis").
     learned_goals: bool = False
     learned_values: bool = True
+    learned_gate: bool = True               # the goal head takes in a request retrieval found no goal for
     language_weights: str | None = None     # a folder of heads (train-language --out) instead of the package's
     constrain: bool = True                  # grammar-constrained decoding
     jump_forward: bool = True               # hf: text the grammar forces goes in one forward pass

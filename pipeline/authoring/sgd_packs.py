@@ -11,7 +11,8 @@ Each slot is read by a normaliser inferred from the schema's own words, by these
 (they name kinds of values, never services):
 
 1. a `type` written on the slot (schema or overlay) is taken as it is;
-2. categorical: values True/False -> `choice` (yes/no read as True/False); all values whole numbers ->
+2. categorical: values True/False -> `choice` (yes/no read as True/False, and the flag's feature named:
+   `flag_synonyms`); all values whole numbers ->
    `integer`; otherwise -> `choice` over the listed values;
 3. a count ("number of" in the description, or a name starting with `number_of`) -> `integer`;
 4. a date or day (name or description) -> `future_date` (a day ahead: what people book, travel on or ask
@@ -44,6 +45,32 @@ GENERATOR = "import-sgd"
 # Names the generated PDDL and IR already use: a slot or intent named so would collide with them.
 RESERVED = {"goal", "call", "var", "argtype", "object", "either", "and", "or", "not", "get_info_api"}
 BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
+
+
+def _name_words(name: str) -> list[str]:
+    """The words of a slot or intent name, lower case ("GetRide" -> get, ride; "has_wifi" -> has, wifi)."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|\d+", name)]
+
+
+def flag_synonyms(slot: str, goal_words: set[str]) -> dict[str, list[str]]:
+    """What reads a yes/no flag: yes and no, and the feature its name names ("pets_allowed": "pets", "pet";
+    "shared_ride": "shared ride", "shared"), negated for False ("no pets", "without wifi"). The words that
+    only build a flag's name ("has", "allowed": `lexicon/flag_glue.yaml`) name no feature, and neither does
+    a word of the service's own goals ("ride" of a ride service: asking for one is no shared ride).
+
+    >>> flag_synonyms("pets_allowed", {"find", "apartment"})["True"]
+    ['yes', 'true', 'pets', 'pet']
+    >>> flag_synonyms("shared_ride", {"get", "ride"})["True"], flag_synonyms("has_wifi", set())["False"][2:5]
+    (['yes', 'true', 'shared', 'shared ride'], ['no wifi', 'without wifi', 'not wifi'])
+    """
+    from pipeline.language.words import word_list
+
+    named = [w for w in _name_words(slot) if w not in word_list("flag_glue")]
+    feature = [w for w in named if w not in goal_words]
+    forms = [f for w in feature for f in ([w, w[:-1]] if w.endswith("s") and len(w) > 3 else [w])]
+    phrase = [" ".join(named)] if len(named) > 1 and feature else []
+    return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *[p for p in phrase if p not in forms]],
+            "False": [*BOOLEAN_SYNONYMS["False"], *[f"{no} {f}" for f in forms for no in ("no", "without", "not")]]}
 
 
 class ArgumentOverlay(StrictModel):
@@ -196,7 +223,8 @@ def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overl
         if normalizer == "choice":
             argument["values"] = list(slot.possible_values)
             if set(slot.possible_values) <= set(BOOLEAN_SYNONYMS):
-                argument["synonyms"] = {v: list(BOOLEAN_SYNONYMS[v]) for v in slot.possible_values}
+                flags = flag_synonyms(slot_name, {w for i in service.intents for w in _name_words(i.name)})
+                argument["synonyms"] = {v: flags[v] for v in slot.possible_values}
         producers = [f"{goal_of[i.name]}_result" for i in service.intents if slot_name in i.result_slots]
         if producers:
             argument["accepts_output"] = producers

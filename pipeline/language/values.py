@@ -54,6 +54,25 @@ def named_before(text: str, start: int, argument: str) -> bool:
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
 
 
+NEGATIONS = {"no", "not", "without"}
+
+
+def names_itself(span: str, argument: str) -> bool:
+    """Whether the words are the argument's own name, a negation aside ("pets" of pets_allowed, "no wifi" of
+    has_wifi, "shared ride"): a yes/no flag read from the feature it names. The head learned values as
+    words people write for them, and a flag's value (True) is never written, so it cannot judge these.
+
+    >>> names_itself("pets", "pets_allowed"), names_itself("no wifi", "has_wifi"), names_itself("shared ride", "shared_ride")
+    (True, True, True)
+    >>> names_itself("no", "furnished"), names_itself("Paris", "city")
+    (False, False)
+    """
+    name = {w.rstrip("s") for w in argument.lower().split("_")}
+    words = [w.rstrip("s") for w in re.findall(r"[a-z]+", span.lower())]
+    content = [w for w in words if w not in NEGATIONS]
+    return bool(content) and all(w in name for w in content)
+
+
 def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Readings]:
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
@@ -66,7 +85,7 @@ def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Rea
         probabilities = linker.value_probabilities(text, [r.span for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold and not named_before(text, reading.start, name):
+            if p < threshold and not named_before(text, reading.start, name) and not names_itself(reading.text, name):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     same: dict[tuple, list] = defaultdict(list)
     for name, found in readings.items():

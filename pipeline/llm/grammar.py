@@ -18,6 +18,7 @@ import re
 from datetime import date
 
 from pipeline.language.readings import Reading, Readings
+from pipeline.language.linking import learned_parts
 from pipeline.language.values import link_values
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.values import dates
@@ -42,10 +43,15 @@ def _asp_string(text: str) -> str:
 
 def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:
     """The words that make each reading: no span that reads the same with fewer words ("ring", not "give
-    me a ring"), and none inside a span that reads otherwise ("call" inside "video call")."""
+    me a ring"), and none inside a span that reads otherwise ("call" inside "video call"; "11 in the morning"
+    inside "half past 11 in the morning", itself read by "half past 11" with fewer words)."""
     inside = lambda a, b: a != b and b[0] <= a[0] and a[1] <= b[1]  # noqa: E731
     minimal = [a for a in readable if not any(inside(b, a) and values[b] == values[a] for b in readable)]
-    return [a for a in minimal if not any(inside(a, b) and values[b] != values[a] for b in minimal)]
+
+    def outread(a: tuple[int, int]) -> bool:  # a wider reading disagrees, and agrees with another that shares a's words
+        return any(inside(a, b) and values[b] != values[a] and (b in minimal or any(
+            inside(c, b) and values[c] == values[b] and _overlaps(c, [a]) for c in minimal)) for b in readable)
+    return [a for a in minimal if not outread(a)]
 
 
 _TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
@@ -454,6 +460,21 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
                       if values and not own.get(name) and not free_text(name)}}
 
 
+def _with_the_rest(pack: Pack, by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]],
+                   ) -> dict[int, dict[str, list[str]]]:
+    """Each goal's own values, and for each argument its words give none of, what the rest of the request
+    gives it that no other goal's words do ("I need a hotel. It has to have 3 stars."). Only where the slot
+    head judged the readings: it read each value in the words around it, so a value outside the goal's
+    clause is still that argument's; the rules alone know a value's goal only by the clause it is in."""
+    out = {}
+    for i, own in by_position.items():
+        elsewhere = {name: {v for j, other in by_position.items() if j != i for v in other.get(name, [])}
+                     for name in whole}
+        rest = {name: [v for v in values if v not in elsewhere[name]] for name, values in whole.items()}
+        out[i] = {**own, **{name: values for name, values in rest.items() if values and not own.get(name)}}
+    return out
+
+
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
                sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True,
                contexts: list[str] | None = None, record: list[Reading] | None = None) -> str:
@@ -480,6 +501,9 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                                    for name, spec in pack.spec.arguments.items()
                                    if spec.normalizer == "choice" and not pointed_at.get(name)})
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
+    judged = learned_parts(pack)["value"]
+    if fixed and judged and sources:
+        by_position = _with_the_rest(pack, by_position, whole)
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]
@@ -516,7 +540,8 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
 
     def optional(argument: str, rule: str, position: int) -> str:
         spec = pack.value_spec(argument)
-        forced = spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period" or \
+        # Judged by the slot head, the words it kept are the argument's value, whatever their kind.
+        forced = judged or spec.normalizer in FORCED_NORMALIZERS or spec.normalizer == "period" or \
             _names_person(pack, argument, by_position.get(position, whole))
         return f"({rule})" if fixed and forced else f"({rule})?"
 

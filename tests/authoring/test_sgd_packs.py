@@ -217,3 +217,13 @@ def test_every_service_is_checked_before_any_pack_is_written(tmp_path):
     with pytest.raises(SgdSchemaError, match="Bakery_1: intent OrderCake: required slot 'frosting'"):
         import_services(path, tmp_path / "out")
     assert not (tmp_path / "out" / "domains").exists()  # not even the first service's pack
+
+
+def test_a_yes_no_flag_is_read_from_the_feature_its_name_names():
+    from pipeline.authoring.sgd_packs import flag_synonyms
+
+    flags = flag_synonyms("has_hot_tub", {"find", "rental"})
+    assert {"hot", "tub", "hot tub"} <= set(flags["True"]) and "has" not in flags["True"]
+    assert "no tub" in flags["False"] and "without hot" in flags["False"]
+    # A word of the service's own goals names no feature: asking for a ride is no shared ride.
+    assert "ride" not in flag_synonyms("shared_ride", {"get", "ride"})["True"]

@@ -10,6 +10,7 @@ from pipeline.authoring.sgd_packs import import_services
 from pipeline.language.heads import goal_head, slot_head
 from pipeline.packs.pack import using_packs_root
 from pipeline.run import run_pipeline
+from pipeline.settings import settings
 
 pytestmark = pytest.mark.skipif(goal_head() is None or slot_head() is None,
                                 reason="no trained heads (nesyplan train-language)")
@@ -23,11 +24,14 @@ SCHEMA = [{
         {"name": "number_of_bathrooms", "description": "Number of bathrooms in the rental", "is_categorical": True,
          "possible_values": ["1", "2", "3", "4"]},
         {"name": "rental_name", "description": "Name of the rental", "is_categorical": False, "possible_values": []},
+        {"name": "has_hot_tub", "description": "Whether the rental has a hot tub", "is_categorical": True,
+         "possible_values": ["True", "False"]},
     ],
     "intents": [{"name": "FindRental", "description": "Search for a holiday rental in a town",
                  "is_transactional": False, "required_slots": ["town"],
-                 "optional_slots": {"number_of_bedrooms": "dontcare", "number_of_bathrooms": "dontcare"},
-                 "result_slots": ["town", "number_of_bedrooms", "number_of_bathrooms", "rental_name"]}],
+                 "optional_slots": {"number_of_bedrooms": "dontcare", "number_of_bathrooms": "dontcare",
+                                    "has_hot_tub": "dontcare"},
+                 "result_slots": ["town", "number_of_bedrooms", "number_of_bathrooms", "rental_name", "has_hot_tub"]}],
 }]
 
 
@@ -73,3 +77,36 @@ def test_plan_json_carries_the_analysis(packs):
     assert result.exit_code == 0, result.output
     record = json.loads(result.output[result.output.index("{"):])
     assert record["analysis"]["clauses"] and any(v["argument"] == "town" for v in record["analysis"]["values"])
+
+
+def _args(run):
+    assert run.plan is not None, run.failure
+    return {name: arg.value for name, arg in run.plan.calls[0].args.items() if arg.value is not None}
+
+
+def test_a_value_told_after_the_request_is_its_goals(packs):
+    # What follows the request asks for nothing: its count is still the search's, read by the head in its words.
+    for told in ("We are a big family, so it has to have 4 bedrooms.", "Our group is large: 4 bedrooms at least."):
+        args = _args(run_pipeline(f"Find me a rental in Banff. {told}", "lodging_9", "2025-05-01"))
+        assert args["number_of_bedrooms"] == "4" and args["town"] == "Banff"
+
+
+def test_a_flag_is_read_from_the_feature_it_names(packs):
+    assert _args(run_pipeline("a rental in Jasper with a hot tub", "lodging_9", "2025-05-01"))["has_hot_tub"] == "True"
+    assert _args(run_pipeline("a rental in Jasper, no hot tub", "lodging_9", "2025-05-01"))["has_hot_tub"] == "False"
+    assert "has_hot_tub" not in _args(run_pipeline("a rental in Jasper", "lodging_9", "2025-05-01"))
+
+
+def test_the_goal_head_takes_in_what_retrieval_scores_just_below_its_threshold(packs, monkeypatch):
+    request = "Could you find us accommodation in Jasper?"
+    taken = run_pipeline(request, "lodging_9", "2025-05-01")
+    assert [c.api for c in taken.plan.calls] == ["find_rental"]
+    for foreign in ("book me a flight to Denver", "play some jazz music", "I need a dentist appointment on Friday"):
+        assert run_pipeline(foreign, "lodging_9", "2025-05-01").failure.kind == "out_of_domain"
+    monkeypatch.setenv("NESYPLAN_LEARNED_GATE", "false")
+    settings.cache_clear()
+    try:
+        assert run_pipeline(request, "lodging_9", "2025-05-01").failure.kind == "out_of_domain"
+    finally:
+        monkeypatch.delenv("NESYPLAN_LEARNED_GATE")
+        settings.cache_clear()

@@ -227,3 +227,22 @@ def test_the_parts_a_request_labels_are_both_written(pack, compiler):
     assert not accepts(compiler, grammar, both.replace('_customer_given_name(g1, "Lucia").\n', ""))
     assert not accepts(compiler, grammar, '_goal(g1, update_customer).\n_customer_name(g1, "Lucia").\n'
                        '_customer_phone(g1, "303-555-0188").\n')
+
+
+def test_a_time_is_read_whole_where_a_part_of_it_reads_otherwise():
+    from pipeline.packs.pack import load_pack
+
+    tables = load_pack("restaurant_reservation")
+    # "11 in the morning" is 11:00 alone; inside "half past 11 in the morning" it is not the time.
+    assert value_candidates(tables, "a table for 2 at half past 11 in the morning", TODAY)["reservation_time"] == \
+        ["half past 11", "11:30"]
+    assert value_candidates(tables, "a table for 2 at 7:45 in the evening", TODAY)["reservation_time"] == \
+        ["7:45 in the evening", "19:45"]
+
+
+def test_a_clock_time_is_never_cut_into_two_clauses():
+    from pipeline.packs.pack import load_pack
+    from pipeline.retrieval.retrievers import get_retriever
+
+    clauses = get_retriever(load_pack("restaurant_reservation")).clauses("book it for 4:30 pm: we want a window seat")
+    assert clauses == ["book it for 4:30 pm", "we want a window seat"]
