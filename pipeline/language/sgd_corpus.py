@@ -171,3 +171,40 @@ def slot_pairs(turns: list[Turn], wordings: Wordings, other_slots: int = 2, non_
         for start, end in picks:
             pairs.append(SlotPair(i, start, end, texts[rng.choice(slot_names)], 0))
     return pairs
+
+
+def read_aliases(dialogues, services: dict[str, SgdService], min_services: int = 3, min_count: int = 2,
+                 agreement: float = 0.9) -> dict[str, str]:
+    """Other names of a value that SGD's annotations resolve the same way in at least `min_services`
+    services ("sf" -> San Francisco, "seattle, wa" -> Seattle): each INFORM of a free slot whose words
+    differ from its canonical value counts for that pair. A pair that holds across services is about
+    the value (a place), not one service's catalogue ("burgers" is one restaurant service's Steakhouse).
+    Words with a digit are left out: dates, times and counts have readers of their own."""
+    counts: dict[str, dict[str, int]] = {}
+    where: dict[tuple[str, str], set[str]] = {}
+    for dialogue in dialogues:
+        for turn in dialogue["turns"]:
+            if turn["speaker"] != "USER":
+                continue
+            for frame in turn["frames"]:
+                service = services.get(frame["service"])
+                if service is None:
+                    continue
+                free = {s.name for s in service.slots if not s.is_categorical}
+                for action in frame["actions"]:
+                    if action["act"] != "INFORM" or action["slot"] not in free or not action["values"] \
+                            or not action["canonical_values"]:
+                        continue
+                    said, canonical = action["values"][0].strip().lower(), action["canonical_values"][0]
+                    if any(c.isdigit() for c in said + canonical) or said == canonical.lower() \
+                            or canonical == "dontcare":
+                        continue
+                    counts.setdefault(said, {})
+                    counts[said][canonical] = counts[said].get(canonical, 0) + 1
+                    where.setdefault((said, canonical), set()).add(frame["service"])
+    out = {}
+    for said, by_value in counts.items():
+        canonical, n = max(by_value.items(), key=lambda kv: kv[1])
+        if n >= min_count and n / sum(by_value.values()) >= agreement and len(where[(said, canonical)]) >= min_services:
+            out[said] = canonical
+    return dict(sorted(out.items()))

@@ -1,6 +1,7 @@
 """`nesyplan train-language`: train the goal and slot heads on SGD train (and SGD-X's re-worded train
-schemas), write them under `weights/`, and report how they do on turns held out, and on services held out
-when some are (`exclude_services`: what the heads do on services they never saw).
+schemas), write them under `weights/` (with the other names of values: `values/aliases.yaml`), and
+report how they do on turns held out, and on services held out when some are (`exclude_services`: what
+the heads do on services they never saw).
 
 Deterministic for a given corpus and seed; a few minutes on 2 CPU cores (most of it encoding the turns).
 Learned parts train on SGD train only: dev is what they are measured on (`eval-sgd`).
@@ -19,8 +20,9 @@ import numpy as np
 
 from pipeline.language.encoder import encode, sentence_vectors
 from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, WEIGHTS, reload, span_features
-from pipeline.language.sgd_corpus import goal_pairs, read_turns, read_wordings, slot_pairs
+from pipeline.language.sgd_corpus import goal_pairs, read_aliases, read_turns, read_wordings, slot_pairs
 from pipeline.packs.sgd_schema import load_schema
+from pipeline.values.aliases import ALIASES_FILE, write_aliases
 
 HIDDEN, MIX = 128, 64
 VARIANTS = ("v1", "v2", "v3", "v4", "v5")
@@ -194,6 +196,10 @@ def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None =
                                          unseen_services=measure(head, pairs, 2)))
         np.savez_compressed(out / file, **weights(head, tied), threshold=np.array(0.5), seed=np.array(seed))
         report.written.append(str(out / file))
+    # Other names of values (places) that hold across services, for the title_text reader.
+    services = {s.service_name: s for s in load_schema(train / "schema.json")}
+    table = read_aliases(_dialogues(train, max_dialogues), services)
+    report.written.append(str(write_aliases(table, ALIASES_FILE if out == WEIGHTS else out / "aliases.yaml")))
     reload()
     report.seconds = round(time.perf_counter() - started, 1)
     return report

@@ -43,8 +43,8 @@ def _asp_string(text: str) -> str:
 
 def _smallest(readable: list[tuple[int, int]], values: dict) -> list[tuple[int, int]]:
     """The words that make each reading: no span that reads the same with fewer words ("ring", not "give
-    me a ring"), and none inside a span that reads otherwise ("call" inside "video call"; "11 in the morning"
-    inside "half past 11 in the morning", itself read by "half past 11" with fewer words)."""
+    me a ring"), and none inside a span that reads otherwise ("call" inside "video call"; "10 in the morning"
+    inside "quarter to 10 in the morning", itself read by "quarter to 10" with fewer words)."""
     inside = lambda a, b: a != b and b[0] <= a[0] and a[1] <= b[1]  # noqa: E731
     minimal = [a for a in readable if not any(inside(b, a) and values[b] == values[a] for b in readable)]
 
@@ -297,12 +297,30 @@ def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[
         words = [w.lower() for w in _TOKEN.findall(text[a:b])]
         if a and text[a - 1] in "'’":  # the tail of "there'll", "it's"
             continue
-        if (len(words) > MAX_TEXT_SPAN_TOKENS or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS
-                or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(words) & (_REQUEST_WORDS | _goal_words(pack))
-                or _overlaps((a, b), claimed) or set(words) & _SUBJECT_PRONOUNS):
+        # A run of capitalised words inside a sentence is a name, whatever words it is made of ("from New
+        # York", "at The Blue Door"): "new" or "the" there is no word of the request.
+        plain = [] if _written_as_proper_name(text, a, b) else words
+        if (len(words) > MAX_TEXT_SPAN_TOKENS or plain and (plain[0] in _FUNCTION_WORDS or plain[-1] in _FUNCTION_WORDS)
+                or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(plain) & _REQUEST_WORDS
+                or set(words) & _goal_words(pack) or _overlaps((a, b), claimed) or set(plain) & _SUBJECT_PRONOUNS):
             continue
         phrases.append((a, b))
     return phrases
+
+
+def _written_as_proper_name(text: str, start: int, end: int) -> bool:
+    """Two or more words, each capitalised, none of them "I", not opening a sentence (where any word is
+    capitalised).
+
+    >>> _written_as_proper_name("a bus from New York", 11, 19), _written_as_proper_name("New invoice", 0, 11)
+    (True, False)
+    >>> _written_as_proper_name("Make A Note", 5, 11), _written_as_proper_name("so I Need", 3, 9)
+    (True, False)
+    """
+    words = _TOKEN.findall(text[start:end])
+    before = text[:start].rstrip()
+    return (len(words) > 1 and all(w[:1].isupper() for w in words) and "I" not in words
+            and bool(before) and before[-1] not in ".!?")
 
 
 # A subject starts a clause about the thing, not its name ("the tile job we just wrapped up" names "tile job").
@@ -463,7 +481,7 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
 def _with_the_rest(pack: Pack, by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]],
                    ) -> dict[int, dict[str, list[str]]]:
     """Each goal's own values, and for each argument its words give none of, what the rest of the request
-    gives it that no other goal's words do ("I need a hotel. It has to have 3 stars."). Only where the slot
+    gives it that no other goal's words do ("a rental in Banff. We are a big family, so it has to have 4 bedrooms."). Only where the slot
     head judged the readings: it read each value in the words around it, so a value outside the goal's
     clause is still that argument's; the rules alone know a value's goal only by the clause it is in."""
     out = {}

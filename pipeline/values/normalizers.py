@@ -10,6 +10,7 @@ import difflib
 import re
 from typing import Callable
 
+from pipeline.values.aliases import alias_of
 from pipeline.values.numbers import format_amount, parse_amount, parse_number_words
 
 _TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?(?:\s+|$)"  # a title alone is no name
@@ -231,10 +232,13 @@ def time_of_day(text: str, **_) -> str | None:
 
 
 def title_text(text: str, **_) -> str | None:
-    """A proper name as written, each word capitalised: 'casa lupita' -> 'Casa Lupita'."""
+    """A proper name as written, each word capitalised: 'casa lupita' -> 'Casa Lupita'; another name of a
+    value learned from SGD (`aliases`) is that value: 'SF' -> 'San Francisco'."""
     text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"")
     if not text or not re.search(r"[^\W\d_]", text):
         return None
+    if (known := alias_of(text)) is not None:
+        return known
     return " ".join(w[:1].upper() + w[1:] if w[:1].islower() else w for w in text.split(" "))
 
 

@@ -44,7 +44,9 @@ def test_every_intent_is_a_goal_and_each_slot_is_read_by_the_normaliser_its_word
                      "package": "choice", "owner_name": "person_name", "deposit": "amount"}
     assert "salon_phone" not in kinds  # a result slot no intent takes is no argument
     assert pack.spec.arguments["salon_name"].accepts_output == ["find_salons_result", "book_grooming_result"]
-    assert pack.spec.arguments["trims_nails"].synonyms == {"True": ["yes", "true"], "False": ["no", "false"]}
+    flag = pack.spec.arguments["trims_nails"].synonyms  # yes/no, and the feature its name names
+    assert flag["True"][:2] == ["yes", "true"] and {"nails", "trims nails"} <= set(flag["True"])
+    assert flag["False"][:2] == ["no", "false"] and "no nails" in flag["False"]
     book = pack.spec.apis["book_grooming"]
     assert book.optional == {"pet_count": "1", "package": "Basic", "owner_name": None, "deposit": None}
     assert book.arguments[:3] == ["salon_name", "appointment_date", "appointment_time"]

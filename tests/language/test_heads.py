@@ -94,9 +94,9 @@ def test_turns_and_pairs_come_from_the_corpus_own_annotations():
 def test_training_writes_heads_that_score_a_pack_and_report_held_out_figures(tmp_path):
     split = write_split(tmp_path / "train", SCHEMA, CORPUS)
     report = train_language(split, tmp_path / "heads", epochs=2, held_out=0.25, exclude_services=["Bakery_1"])
-    assert report.turns == 8 and len(report.written) == 2
+    assert report.turns == 8 and len(report.written) == 3 and report.written[2].endswith("aliases.yaml")
     assert report.goal.pairs > 0 and set(report.goal.held_out) == {"pairs", "precision", "recall", "accuracy"}
-    for path in report.written:
+    for path in report.written[:2]:
         head = PairHead.load(Path(path))
         width = 384 if head.tied else 4 * 384
         p = head.probabilities(np.ones((2, width), np.float32), head.project_right(np.ones((3, 384), np.float32)))
@@ -111,3 +111,36 @@ def test_readings_keep_each_span_and_value_once_and_say_why_one_was_dropped():
     assert r.strings() == ["Lisbon", "Porto"]
     r.drop(r.items[0], "the value of origin")
     assert r.strings() == ["Porto"] and r.items[0].why == "the value of origin" and r.items[0].source == r.text
+
+
+def test_other_names_of_a_value_are_kept_only_when_they_hold_across_services(tmp_path):
+    import json
+
+    from pipeline.language.sgd_corpus import read_aliases
+
+    def service(name, slot):
+        return {"service_name": name, "description": "", "intents": [],
+                "slots": [{"name": slot, "description": "", "is_categorical": False, "possible_values": []}]}
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps([service("Ferries_1", "port"), service("Taxis_1", "dropoff"),
+                                  service("Cafes_1", "town"), service("Bakes_1", "flavour")]))
+    services = {s.service_name: s for s in load_schema(schema)}
+
+    def turn(service_name, slot, said, canonical):
+        action = {"act": "INFORM", "slot": slot, "values": [said], "canonical_values": [canonical]}
+        return {"speaker": "USER", "utterance": said, "frames": [{"service": service_name, "actions": [action]}]}
+
+    turns = [turn("Ferries_1", "port", "Hfx", "Halifax"), turn("Taxis_1", "dropoff", "hfx", "Halifax"),
+             turn("Cafes_1", "town", "HFX", "Halifax"),  # three services say so: kept
+             turn("Bakes_1", "flavour", "choc", "Chocolate"), turn("Bakes_1", "flavour", "choc", "Chocolate"),
+             turn("Ferries_1", "port", "the 3rd", "2019-03-03")]  # one service's word; a date
+    assert read_aliases([{"turns": turns}], services) == {"hfx": "Halifax"}
+    assert read_aliases([{"turns": turns}], services, min_services=1) == {"choc": "Chocolate", "hfx": "Halifax"}
+
+
+def test_a_place_written_by_another_name_is_that_place():
+    from pipeline.values.normalizers import title_text
+
+    assert title_text("SF") == "San Francisco" and title_text("seattle, wa") == "Seattle"
+    assert title_text("LA Fitness") == "LA Fitness" and title_text("bella notte") == "Bella Notte"

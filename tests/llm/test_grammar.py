@@ -233,9 +233,9 @@ def test_a_time_is_read_whole_where_a_part_of_it_reads_otherwise():
     from pipeline.packs.pack import load_pack
 
     tables = load_pack("restaurant_reservation")
-    # "11 in the morning" is 11:00 alone; inside "half past 11 in the morning" it is not the time.
-    assert value_candidates(tables, "a table for 2 at half past 11 in the morning", TODAY)["reservation_time"] == \
-        ["half past 11", "11:30"]
+    # "10 in the morning" is 10:00 alone; inside "quarter to 10 in the morning" it is not the time.
+    assert value_candidates(tables, "seats for three, quarter to 10 in the morning", TODAY)["reservation_time"] == \
+        ["quarter to 10", "09:45"]
     assert value_candidates(tables, "a table for 2 at 7:45 in the evening", TODAY)["reservation_time"] == \
         ["7:45 in the evening", "19:45"]
 
@@ -246,3 +246,15 @@ def test_a_clock_time_is_never_cut_into_two_clauses():
 
     clauses = get_retriever(load_pack("restaurant_reservation")).clauses("book it for 4:30 pm: we want a window seat")
     assert clauses == ["book it for 4:30 pm", "we want a window seat"]
+
+
+def test_a_capitalised_run_inside_a_sentence_is_a_name_whatever_its_words():
+    from pipeline.packs.pack import load_pack
+
+    tables = load_pack("restaurant_reservation")
+    # "New" is a word of requests ("a new invoice"), but not inside a name written as one.
+    assert value_candidates(tables, "book a table at New Harbour Grill for two tonight", TODAY)["restaurant_name"] \
+        == ["New Harbour Grill"]
+    # Opening the sentence, a capital says nothing: "New" there is the request's word.
+    assert value_candidates(tables, "New table for two at Harbour Grill please", TODAY)["restaurant_name"] \
+        == ["Harbour Grill"]

@@ -1,0 +1,46 @@
+"""Other names of values, learned from SGD train (`language.sgd_corpus.read_aliases`, written by
+`nesyplan train-language` into `aliases.yaml` beside this module): "SF" is San Francisco, "Seattle, WA" is
+Seattle. Only names that SGD's annotations resolve the same way across several services are kept, so the
+table holds what is true of the value (a place), not of one service's catalogue. A whole value is looked
+up, never a word inside one ("LA Fitness" stays as written).
+
+>>> alias_of("SF"), alias_of(" seattle, wa "), alias_of("LA Fitness")
+('San Francisco', 'Seattle', None)
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+ALIASES_FILE = Path(__file__).parent / "aliases.yaml"
+
+
+def _folded(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().strip(".!?\"").lower()
+
+
+@lru_cache(maxsize=1)
+def aliases() -> dict[str, str]:
+    if not ALIASES_FILE.is_file():
+        return {}
+    raw = yaml.safe_load(ALIASES_FILE.read_text("utf-8")) or {}
+    table = raw.get("aliases") if isinstance(raw, dict) else None
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+        raise ValueError(f"{ALIASES_FILE}: an `aliases:` mapping of strings is expected")
+    return {_folded(k): v for k, v in table.items()}
+
+
+def alias_of(text: str) -> str | None:
+    """The value another name stands for, or None when the words are no known other name."""
+    return aliases().get(_folded(text))
+
+
+def write_aliases(table: dict[str, str], path: Path = ALIASES_FILE) -> Path:
+    header = "# Written by `nesyplan train-language` from SGD train (language/sgd_corpus.read_aliases); do not edit.\n"
+    path.write_text(header + yaml.safe_dump({"aliases": table}, allow_unicode=True, sort_keys=True), "utf-8")
+    aliases.cache_clear()
+    return path
