@@ -179,7 +179,9 @@ def read_aliases(dialogues, services: dict[str, SgdService], min_services: int =
     services ("sf" -> San Francisco, "seattle, wa" -> Seattle): each INFORM of a free slot whose words
     differ from its canonical value counts for that pair. A pair that holds across services is about
     the value (a place), not one service's catalogue ("burgers" is one restaurant service's Steakhouse).
-    Words with a digit are left out: dates, times and counts have readers of their own."""
+    Words with a digit are left out: dates, times and counts have readers of their own; so is a name its
+    value begins with ("washington" of "Washington D.C."): as written it already names that value, and
+    services differ on what they add to it."""
     counts: dict[str, dict[str, int]] = {}
     where: dict[tuple[str, str], set[str]] = {}
     for dialogue in dialogues:
@@ -205,6 +207,8 @@ def read_aliases(dialogues, services: dict[str, SgdService], min_services: int =
     out = {}
     for said, by_value in counts.items():
         canonical, n = max(by_value.items(), key=lambda kv: kv[1])
-        if n >= min_count and n / sum(by_value.values()) >= agreement and len(where[(said, canonical)]) >= min_services:
+        begins = canonical.lower().split()[:len(said.split())] == said.split()
+        if n >= min_count and n / sum(by_value.values()) >= agreement and len(where[(said, canonical)]) >= min_services \
+                and not begins:
             out[said] = canonical
     return dict(sorted(out.items()))

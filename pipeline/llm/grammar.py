@@ -309,18 +309,16 @@ def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[
 
 
 def _written_as_proper_name(text: str, start: int, end: int) -> bool:
-    """Two or more words, each capitalised, none of them "I", not opening a sentence (where any word is
-    capitalised).
+    """Two or more words, each capitalised, none of them "I" (a sentence's first capital alone says
+    nothing; the capitals after it do).
 
     >>> _written_as_proper_name("a bus from New York", 11, 19), _written_as_proper_name("New invoice", 0, 11)
     (True, False)
-    >>> _written_as_proper_name("Make A Note", 5, 11), _written_as_proper_name("so I Need", 3, 9)
+    >>> _written_as_proper_name("New York", 0, 8), _written_as_proper_name("so I Need", 3, 9)
     (True, False)
     """
     words = _TOKEN.findall(text[start:end])
-    before = text[:start].rstrip()
-    return (len(words) > 1 and all(w[:1].isupper() for w in words) and "I" not in words
-            and bool(before) and before[-1] not in ".!?")
+    return len(words) > 1 and all(w[:1].isupper() for w in words) and "I" not in words
 
 
 # A subject starts a clause about the thing, not its name ("the tile job we just wrapped up" names "tile job").

@@ -255,6 +255,6 @@ def test_a_capitalised_run_inside_a_sentence_is_a_name_whatever_its_words():
     # "New" is a word of requests ("a new invoice"), but not inside a name written as one.
     assert value_candidates(tables, "book a table at New Harbour Grill for two tonight", TODAY)["restaurant_name"] \
         == ["New Harbour Grill"]
-    # Opening the sentence, a capital says nothing: "New" there is the request's word.
+    # Opening the sentence, one capital says nothing: "New" there is the request's word.
     assert value_candidates(tables, "New table for two at Harbour Grill please", TODAY)["restaurant_name"] \
         == ["Harbour Grill"]
