@@ -78,6 +78,17 @@ def _categorical_spans(text: str, frame: dict, service: SgdService) -> list[tupl
     return found
 
 
+def user_frames(dialogue: dict, services: dict[str, SgdService]):
+    """(turn, frame, service) for each user turn's frame of a service the schema has."""
+    for turn in dialogue["turns"]:
+        if turn["speaker"] != "USER":
+            continue
+        for frame in turn["frames"]:
+            service = services.get(frame["service"])
+            if service is not None:
+                yield turn, frame, service
+
+
 def read_turns(dialogues, services: dict[str, SgdService], answers_per_dialogue: int = 1,
                seed: int = 0) -> list[Turn]:
     """Every user turn that starts an intent, and up to `answers_per_dialogue` others that give values."""
@@ -85,20 +96,14 @@ def read_turns(dialogues, services: dict[str, SgdService], answers_per_dialogue:
     turns: list[Turn] = []
     for dialogue in dialogues:
         others = []
-        for turn in dialogue["turns"]:
-            if turn["speaker"] != "USER":
-                continue
-            for frame in turn["frames"]:
-                service = services.get(frame["service"])
-                if service is None:
-                    continue
-                starts = next((a["values"][0] for a in frame["actions"] if a["act"] == "INFORM_INTENT"
-                               and a["values"]), None)
-                active = frame.get("state", {}).get("active_intent")
-                spans = [(s["start"], s["exclusive_end"], s["slot"]) for s in frame.get("slots", [])]
-                spans += _categorical_spans(turn["utterance"], frame, service)
-                item = Turn(turn["utterance"], frame["service"], starts, None if active == "NONE" else active, spans)
-                (turns if starts else others).append(item)
+        for turn, frame, service in user_frames(dialogue, services):
+            starts = next((a["values"][0] for a in frame["actions"] if a["act"] == "INFORM_INTENT"
+                           and a["values"]), None)
+            active = frame.get("state", {}).get("active_intent")
+            spans = [(s["start"], s["exclusive_end"], s["slot"]) for s in frame.get("slots", [])]
+            spans += _categorical_spans(turn["utterance"], frame, service)
+            item = Turn(turn["utterance"], frame["service"], starts, None if active == "NONE" else active, spans)
+            (turns if starts else others).append(item)
         givers = [t for t in others if t.spans]
         turns += rng.sample(givers, min(answers_per_dialogue, len(givers)))
     return turns
@@ -185,25 +190,18 @@ def read_aliases(dialogues, services: dict[str, SgdService], min_services: int =
     counts: dict[str, dict[str, int]] = {}
     where: dict[tuple[str, str], set[str]] = {}
     for dialogue in dialogues:
-        for turn in dialogue["turns"]:
-            if turn["speaker"] != "USER":
-                continue
-            for frame in turn["frames"]:
-                service = services.get(frame["service"])
-                if service is None:
+        for _turn, frame, service in user_frames(dialogue, services):
+            free = {s.name for s in service.slots if not s.is_categorical}
+            for action in frame["actions"]:
+                if action["act"] != "INFORM" or action["slot"] not in free or not action["values"] \
+                        or not action["canonical_values"]:
                     continue
-                free = {s.name for s in service.slots if not s.is_categorical}
-                for action in frame["actions"]:
-                    if action["act"] != "INFORM" or action["slot"] not in free or not action["values"] \
-                            or not action["canonical_values"]:
-                        continue
-                    said, canonical = action["values"][0].strip().lower(), action["canonical_values"][0]
-                    if any(c.isdigit() for c in said + canonical) or said == canonical.lower() \
-                            or canonical == "dontcare":
-                        continue
-                    counts.setdefault(said, {})
-                    counts[said][canonical] = counts[said].get(canonical, 0) + 1
-                    where.setdefault((said, canonical), set()).add(frame["service"])
+                said, canonical = action["values"][0].strip().lower(), action["canonical_values"][0]
+                if any(c.isdigit() for c in said + canonical) or said == canonical.lower() or canonical == "dontcare":
+                    continue
+                counts.setdefault(said, {})
+                counts[said][canonical] = counts[said].get(canonical, 0) + 1
+                where.setdefault((said, canonical), set()).add(frame["service"])
     out = {}
     for said, by_value in counts.items():
         canonical, n = max(by_value.items(), key=lambda kv: kv[1])
