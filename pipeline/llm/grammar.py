@@ -476,12 +476,13 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
                       if values and not own.get(name) and not free_text(name)}}
 
 
-def _with_the_rest(pack: Pack, by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]],
+def _with_the_rest(by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]],
                    ) -> dict[int, dict[str, list[str]]]:
     """Each goal's own values, and for each argument its words give none of, what the rest of the request
-    gives it that no other goal's words do ("a rental in Banff. We are a big family, so it has to have 4 bedrooms."). Only where the slot
-    head judged the readings: it read each value in the words around it, so a value outside the goal's
-    clause is still that argument's; the rules alone know a value's goal only by the clause it is in."""
+    gives it that no other goal's words do ("a rental in Banff. We are a big family, so it has to have 4
+    bedrooms."). Only where the slot head judged the readings: it read each value in the words around it,
+    so a value outside the goal's clause is still that argument's; the rules alone know a value's goal
+    only by the clause it is in."""
     out = {}
     for i, own in by_position.items():
         elsewhere = {name: {v for j, other in by_position.items() if j != i for v in other.get(name, [])}
@@ -519,7 +520,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
     judged = learned_parts(pack)["value"]
     if fixed and judged and sources:
-        by_position = _with_the_rest(pack, by_position, whole)
+        by_position = _with_the_rest(by_position, whole)
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]

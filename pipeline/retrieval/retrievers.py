@@ -203,10 +203,10 @@ class Retriever:
         """The goal the learned goal head gives at least its threshold for the whole request, on the
         retrieval's scale; nothing without a head. Retrieval's thresholds are set for packs with example
         requests: a pack made from a schema has one short description per goal, and requests scored
-        against it sit just under them ("is it going to be sunny in Oslo on Friday"). The head, trained on how people
-        ask SGD's services and refuse other domains', tells those apart: on five train services it never
-        saw, retrieval alone took 71% of their openings in, retrieval or the head 86%, and each refused
-        99% of other domains' openings (README, "Language analysis")."""
+        against it sit just under them ("is it going to be sunny in Oslo on Friday"). The head, trained on
+        how people ask SGD's services and refuse other domains', tells those apart: on five train services
+        it never saw, retrieval alone took 71% of their openings in, retrieval or the head 86%, and each
+        refused 99% of other domains' openings (README, "Language analysis")."""
         if not settings().learned_gate or self.pack.has_examples():
             return []  # a pack with example requests is matched by them: retrieval is set for it
         from pipeline.language.linking import linker_for
