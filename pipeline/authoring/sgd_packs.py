@@ -68,9 +68,10 @@ def flag_synonyms(slot: str, goal_words: set[str]) -> dict[str, list[str]]:
     named = [w for w in _name_words(slot) if w not in word_list("flag_glue")]
     feature = [w for w in named if w not in goal_words]
     forms = [f for w in feature for f in ([w, w[:-1]] if w.endswith("s") and len(w) > 3 else [w])]
-    phrase = [" ".join(named)] if len(named) > 1 and feature else []
-    return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *[p for p in phrase if p not in forms]],
-            "False": [*BOOLEAN_SYNONYMS["False"], *[f"{no} {f}" for f in forms for no in ("no", "without", "not")]]}
+    phrase = [p for p in ([" ".join(named)] if len(named) > 1 and feature else []) if p not in forms]
+    return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *phrase],
+            # the whole phrase negated too: "no hot tub" must outweigh "hot tub", the longer words winning
+            "False": [*BOOLEAN_SYNONYMS["False"], *[f"{no} {f}" for f in [*forms, *phrase] for no in ("no", "without", "not")]]}
 
 
 class ArgumentOverlay(StrictModel):

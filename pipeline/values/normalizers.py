@@ -153,7 +153,8 @@ def choice_spans(tokens: list[str], values: list[str], synonyms: dict[str, list[
         if len(content) < 2 or any(v == value for *_, v in found):
             continue
         where = [stems.index(w) for w in content if w in stems]
-        if len(where) == len(content) and max(where) - min(where) < 8:
+        # Words another phrase already read are not read again ("no hot tub" is no "hot tub").
+        if len(where) == len(content) and max(where) - min(where) < 8 and not taken & set(where):
             found.append((min(where), max(where), value))
     return sorted(found)
 
