@@ -36,6 +36,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
+from pipeline.language.words import word_list
 from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
                                        pack_name, snake)
@@ -63,8 +64,6 @@ def flag_synonyms(slot: str, goal_words: set[str]) -> dict[str, list[str]]:
     >>> flag_synonyms("shared_ride", {"get", "ride"})["True"], flag_synonyms("has_wifi", set())["False"][2:5]
     (['yes', 'true', 'shared', 'shared ride'], ['no wifi', 'without wifi', 'not wifi'])
     """
-    from pipeline.language.words import word_list
-
     named = [w for w in _name_words(slot) if w not in word_list("flag_glue")]
     feature = [w for w in named if w not in goal_words]
     forms = [f for w in feature for f in ([w, w[:-1]] if w.endswith("s") and len(w) > 3 else [w])]

@@ -297,28 +297,16 @@ def _phrases(pack: Pack, text: str, spans: list[tuple[int, int]], claimed: list[
         words = [w.lower() for w in _TOKEN.findall(text[a:b])]
         if a and text[a - 1] in "'’":  # the tail of "there'll", "it's"
             continue
-        # A run of capitalised words inside a sentence is a name, whatever words it is made of ("from New
-        # York", "at The Blue Door"): "new" or "the" there is no word of the request.
-        plain = [] if _written_as_proper_name(text, a, b) else words
+        # A run of capitalised words (not "I") is a name, whatever words it is made of ("from New York", "at
+        # The Blue Door"): "new" or "the" there is no word of the request. A sentence's first capital alone
+        # says nothing; the capitals after it do.
+        plain = [] if _written_as_name(text[a:b]) and "i" not in words else words
         if (len(words) > MAX_TEXT_SPAN_TOKENS or plain and (plain[0] in _FUNCTION_WORDS or plain[-1] in _FUNCTION_WORDS)
                 or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(plain) & _REQUEST_WORDS
                 or set(words) & _goal_words(pack) or _overlaps((a, b), claimed) or set(plain) & _SUBJECT_PRONOUNS):
             continue
         phrases.append((a, b))
     return phrases
-
-
-def _written_as_proper_name(text: str, start: int, end: int) -> bool:
-    """Two or more words, each capitalised, none of them "I" (a sentence's first capital alone says
-    nothing; the capitals after it do).
-
-    >>> _written_as_proper_name("a bus from New York", 11, 19), _written_as_proper_name("New invoice", 0, 11)
-    (True, False)
-    >>> _written_as_proper_name("New York", 0, 8), _written_as_proper_name("so I Need", 3, 9)
-    (True, False)
-    """
-    words = _TOKEN.findall(text[start:end])
-    return len(words) > 1 and all(w[:1].isupper() for w in words) and "I" not in words
 
 
 # A subject starts a clause about the thing, not its name ("the tile job we just wrapped up" names "tile job").
