@@ -96,7 +96,7 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
         print(json.dumps(asdict(report), indent=2))
         return
     console.print(f"{report.turns} turns in {report.seconds}s", markup=False)
-    for name in ("goal", "slot"):
+    for name in ("goal", "slot", "span"):
         r = getattr(report, name)
         console.print(f"{name} head: learned from {r.pairs} pairs; held-out turns {r.held_out}; services "
                       f"not learned from {r.unseen_services or '-'}", markup=False)

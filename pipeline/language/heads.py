@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.language.encoder import Encoded
+from pipeline.language.spans import SpanHead
 from pipeline.settings import settings
 
 WEIGHTS = Path(__file__).parent / "weights"
-GOAL_HEAD, SLOT_HEAD = "goal_head.npz", "slot_head.npz"
+GOAL_HEAD, SLOT_HEAD, SPAN_HEAD = "goal_head.npz", "slot_head.npz", "span_head.npz"
 
 
 class PairHead:
@@ -70,8 +71,11 @@ def span_features(encoded: Encoded, start: int, end: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
-def _load(path: Path) -> PairHead | None:
-    return PairHead.load(path) if path.is_file() else None
+def _load(path: Path, kind=PairHead):
+    if not path.is_file():
+        return None
+    with np.load(path) as data:
+        return kind(dict(data))
 
 
 def _folder() -> Path:
@@ -86,6 +90,11 @@ def goal_head() -> PairHead | None:
 
 def slot_head() -> PairHead | None:
     return _load(_folder() / SLOT_HEAD)
+
+
+def span_head() -> SpanHead | None:
+    """The trained span head (which words are a value at all), or None."""
+    return _load(_folder() / SPAN_HEAD, SpanHead)
 
 
 def reload() -> None:

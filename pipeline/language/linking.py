@@ -20,7 +20,8 @@ import numpy as np
 
 from pipeline.language.descriptions import pack_argument_texts, pack_goal_texts
 from pipeline.language.encoder import Encoded, encode, sentence_vectors
-from pipeline.language.heads import goal_head, slot_head, span_features
+from pipeline.language.heads import goal_head, slot_head, span_features, span_head
+from pipeline.language.spans import Proposal
 from pipeline.settings import settings
 
 _TEXTS_KEPT = 32
@@ -78,6 +79,25 @@ class Linker:
         column = tuple(side[k:k + 1] for side in self._slot_right)
         return [float(p) for p in self.slot.probabilities(x, column)[:, 0]]
 
+    def goal_probabilities_of_the_words_around_names(self, text: str) -> dict[str, float]:
+        """The goal head on the text without the names the span head reads as values ("a movie with Ann
+        Lee" -> "a movie with"): a name the encoder never saw pulls the whole text's vector away from
+        every goal, while the words around it still ask for one. Empty when no name is read."""
+        names = [p for p in self.proposals(text) if any(w[:1].isupper() for w in text[p.start:p.end].split())
+                 and p.start > 0]
+        if not names:
+            return {}
+        kept, last = [], 0
+        for p in names:
+            kept.append(text[last:p.start])
+            last = p.end
+        return self.goal_probabilities(" ".join("".join(kept + [text[last:]]).split()))
+
+    def proposals(self, text: str) -> list[Proposal]:
+        """The runs of words the span head reads as a value (none without one)."""
+        head = span_head()
+        return head.proposals(self.encoded(text)) if head is not None and text.strip() else []
+
     @property
     def value_threshold(self) -> float:
         return self.slot.threshold if self.slot else 0.5
@@ -89,10 +109,12 @@ class Linker:
 
 def learned_parts(pack) -> dict[str, bool]:
     """Which heads take part for this pack: the goal head when it is on; the slot head when it is on and
-    the pack has no example requests (`values.link_values` says why). Nothing is encoded to tell."""
+    the pack has no example requests (`values.link_values` says why), and the span head with it.
+    Nothing is encoded to tell."""
     s = settings()
-    return {"goal": s.learned_goals and goal_head() is not None,
-            "value": s.learned_values and slot_head() is not None and not pack.has_examples()}
+    value = s.learned_values and slot_head() is not None and not pack.has_examples()
+    return {"goal": s.learned_goals and goal_head() is not None, "value": value,
+            "span": value and span_head() is not None}
 
 
 _linkers: dict[tuple, Linker] = {}

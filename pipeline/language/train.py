@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.language.encoder import encode, sentence_vectors
-from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, WEIGHTS, reload, span_features
+from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, WEIGHTS, reload, span_features
 from pipeline.language.sgd_corpus import goal_pairs, read_aliases, read_turns, read_wordings, slot_pairs
+from pipeline.language.spans import Proposal, SpanHead, piece_features, piece_labels
 from pipeline.packs.sgd_schema import load_schema
 from pipeline.values.aliases import ALIASES_FILE, write_aliases
 
@@ -41,6 +42,7 @@ class LanguageReport:
     seconds: float
     goal: HeadReport | None = None
     slot: HeadReport | None = None
+    span: HeadReport | None = None
     written: list[str] = field(default_factory=list)
 
 
@@ -76,9 +78,19 @@ class Pairs:
     group: np.ndarray
 
 
+@dataclass
+class Tagged:
+    """The span head's rows: each word piece's features and label, and per turn its group, its encoding
+    (to score spans on) and its value spans."""
+    x: np.ndarray
+    labels: np.ndarray
+    group: np.ndarray
+    turns: list = field(default_factory=list)  # (group, Encoded, value spans) of held-out turns
+
+
 def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int, exclude: set[str],
-            progress=lambda _m: None) -> tuple[Pairs, Pairs, int]:
-    """Encode the corpus' turns once and make both heads' pairs."""
+            progress=lambda _m: None) -> tuple[Pairs, Pairs, Tagged, int]:
+    """Encode the corpus' turns once and make the three heads' rows."""
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     wordings = read_wordings(schemas_of(train))
     turns = read_turns(_dialogues(train, max_dialogues), services, seed=seed)
@@ -91,12 +103,19 @@ def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int, 
         by_turn.setdefault(p.turn, []).append(p)
     sentence = np.zeros((len(turns), 384), np.float32)
     slot_x, slot_rows = [], []
+    tag_x, tag_labels, tag_group, tag_turns = [], [], [], []
     for k in range(0, len(turns), 512):
         for j, e in enumerate(encode([t.text for t in turns[k:k + 512]])):
             sentence[k + j] = e.sentence
             for p in by_turn.get(k + j, []):
                 slot_x.append(span_features(e, p.start, p.end))
                 slot_rows.append(p)
+            values = sorted({(a, b) for a, b, _ in turns[k + j].spans})
+            tag_x.append(piece_features(e.pieces).astype(np.float16))
+            tag_labels.append(piece_labels(e.offsets, values))
+            tag_group.append(np.full(len(e.pieces), group[k + j]))
+            if group[k + j]:
+                tag_turns.append((group[k + j], e, values))
         progress(f"encoded {min(k + 512, len(turns))}/{len(turns)} turns")
 
     def pairs(rows, x) -> Pairs:
@@ -105,7 +124,8 @@ def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int, 
         return Pairs(x.astype(np.float32), sentence_vectors(texts), np.array([where[p.text] for p in rows]),
                      np.array([p.label for p in rows], np.float32), np.array([group[p.turn] for p in rows]))
 
-    return (pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), len(turns))
+    tagged = Tagged(np.concatenate(tag_x), np.concatenate(tag_labels), np.concatenate(tag_group), tag_turns)
+    return (pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), tagged, len(turns))
 
 
 def _module(left: int, right: int, tied: bool):
@@ -181,12 +201,67 @@ def measure(head, pairs: Pairs, which: int, threshold: float = 0.5) -> dict:
             "recall": round(tp / max(int(labels.sum()), 1), 4), "accuracy": round(float((said == labels).mean()), 4)}
 
 
+def tagger_module(width: int):
+    """The span head's torch twin: features -> hidden -> O/B/I logits."""
+    import torch
+
+    return torch.nn.Sequential(torch.nn.Linear(width, HIDDEN), torch.nn.ReLU(), torch.nn.Dropout(0.1),
+                               torch.nn.Linear(HIDDEN, 3))
+
+
+def tagger_weights(model) -> dict[str, np.ndarray]:
+    """The twin's layers as the arrays `SpanHead` reads (x @ w + b), in float16."""
+    return {"w_in": model[0].weight.detach().numpy().T.astype(np.float16),
+            "b_in": model[0].bias.detach().numpy().astype(np.float16),
+            "w_out": model[3].weight.detach().numpy().T.astype(np.float16),
+            "b_out": model[3].bias.detach().numpy().astype(np.float16)}
+
+
+def fit_tagger(tagged: Tagged, epochs: int, seed: int) -> dict[str, np.ndarray]:
+    import torch
+
+    torch.manual_seed(seed)
+    learn = tagged.group == 0
+    x, labels = torch.from_numpy(tagged.x[learn]), torch.from_numpy(tagged.labels[learn])
+    model = tagger_module(x.shape[1])
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    rng = np.random.default_rng(seed)
+    model.train()
+    for _ in range(epochs):
+        order = torch.from_numpy(rng.permutation(len(x)))
+        for k in range(0, len(order), 512):
+            batch = order[k:k + 512]
+            optimizer.zero_grad()
+            loss_fn(model(x[batch].float()), labels[batch]).backward()
+            optimizer.step()
+    model.eval()
+    return tagger_weights(model)
+
+
+def measure_spans(head: SpanHead, tagged: Tagged, which: int) -> dict:
+    """Proposed spans against the turns' value spans, exactly (precision, recall) and by overlap (recall)."""
+    proposed = gold = exact = touched = 0
+    for group, encoded, values in tagged.turns:
+        if group != which:
+            continue
+        found: list[Proposal] = head.proposals(encoded)
+        spans = {(p.start, p.end) for p in found}
+        proposed, gold = proposed + len(spans), gold + len(values)
+        exact += len(spans & set(values))
+        touched += sum(any(p.start < b and a < p.end for p in found) for a, b in values)
+    if not gold:
+        return {}
+    return {"spans": gold, "precision": round(exact / max(proposed, 1), 4), "recall": round(exact / gold, 4),
+            "overlap_recall": round(touched / gold, 4)}
+
+
 def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None = None, epochs: int = 6,
                    held_out: float = 0.1, seed: int = 0, exclude_services: list[str] | None = None,
                    progress=lambda _message: None) -> LanguageReport:
     """Train both heads on the split `train` (schema.json, dialogues_*.json[.gz])."""
     started = time.perf_counter()
-    goal, slot, turns = collect(train, max_dialogues, held_out, seed, set(exclude_services or []), progress)
+    goal, slot, tagged, turns = collect(train, max_dialogues, held_out, seed, set(exclude_services or []), progress)
     report = LanguageReport(turns=turns, seconds=0.0)
     out.mkdir(parents=True, exist_ok=True)
     for name, pairs, tied, file in (("goal", goal, True, GOAL_HEAD), ("slot", slot, False, SLOT_HEAD)):
@@ -196,6 +271,13 @@ def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None =
                                          unseen_services=measure(head, pairs, 2)))
         np.savez_compressed(out / file, **weights(head, tied), threshold=np.array(0.5), seed=np.array(seed))
         report.written.append(str(out / file))
+    progress(f"training the span head on {int((tagged.group == 0).sum())} word pieces")
+    span_weights = fit_tagger(tagged, epochs, seed)
+    head = SpanHead(span_weights)
+    report.span = HeadReport(pairs=int((tagged.group == 0).sum()), held_out=measure_spans(head, tagged, 1),
+                             unseen_services=measure_spans(head, tagged, 2))
+    np.savez_compressed(out / SPAN_HEAD, **span_weights, threshold=np.array(0.5), seed=np.array(seed))
+    report.written.append(str(out / SPAN_HEAD))
     # Other names of values (places) that hold across services, for the title_text reader.
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     table = read_aliases(_dialogues(train, max_dialogues), services)

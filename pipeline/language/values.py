@@ -1,16 +1,19 @@
-"""Which of the spans the rules read are an argument's value: the slot head's judgement on each.
+"""Which of the spans read are an argument's value: the span head's proposals, the slot head's judgement.
 
-The rules (normalisers) say what words *can* be read as ("4" is a count, "Boston" a place); the slot
-head says which argument, if any, they *are* the value of, from the words around them ("4 beds, 2 baths";
-"from Boston to Denver"). A reading the head gives less than its threshold is dropped; a span read as the
-same value by several arguments stays only with the likeliest, when it is clearly likelier. One rule comes
-before the head: a value written right after a word of its argument's name ("pet number 7", "owner with id
-12") is that argument's, and no unnamed argument's. Every reading keeps its probability and, dropped, why:
-the Run shows them.
+The rules (normalisers) say what words *can* be read as ("4" is a count, "Boston" a place); the span
+head adds the free-text values the rules miss ("some country music") and says which numbers count
+nothing ("find me one"); the slot head says which argument, if any, they *are* the value of, from the
+words around them ("4 beds, 2 baths"; "from Boston to Denver"). A reading the head gives less than its
+threshold is dropped; where several arguments claim the same words, each argument takes one mention and
+each mention one argument, the matching the head finds likeliest. One rule comes before the head: a
+value written right after a word of its argument's name ("pet number 7", "owner with id 12") is that
+argument's, and no unnamed argument's. Every reading keeps its probability and, dropped, why: the Run
+shows them.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 
@@ -18,9 +21,6 @@ from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.readings import Readings
 
 
-# A span stays with the likeliest of several arguments only when the head tells them apart by this much;
-# closer ("from Chicago to Boston": both are places of a flight), each keeps it and the LLM chooses.
-CLEAR_MARGIN = 0.1
 
 
 # Words that may stand between an argument's name and its value: "pet number 7", "order no. 12". (Not
@@ -73,20 +73,180 @@ def names_itself(span: str, argument: str) -> bool:
     return bool(content) and all(w in name for w in content)
 
 
+# A span stays with the likeliest of several arguments only when the head tells them apart by this much;
+# closer ("from Chicago to Boston": both are places of a flight), each keeps it and the LLM chooses, unless
+# there are fewer mentions than arguments (`_one_argument_per_mention`).
+CLEAR_MARGIN = 0.1
+
+FREE_TEXT = ("title_text", "lowercase_text")
+
+
+def _mostly_read(text: str, start: int, end: int, others: list[tuple[int, int]]) -> bool:
+    """Whether half the words or more are read by another kind of value (a date, a count, a choice)."""
+    words = list(re.finditer(r"[^\W_]+", text[start:end]))
+    covered = sum(any(a < start + w.end() and start + w.start() < b for a, b in others) for w in words)
+    return not words or 2 * covered >= len(words)
+
+
+def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: list) -> list[tuple[int, int]]:
+    """Each free-text argument also reads the words the span head proposes as a value ("some country
+    music" -> "country"), unless they are mostly another kind's value ("March 13th" is a date's): the
+    rules find names by their capitals, and not every value is written with them. Returns the spans
+    added."""
+    normalizers = pack.normalizers
+    free = [n for n in readings if normalizers.get(n) in FREE_TEXT]
+    others = [r.span for n, found in readings.items() if normalizers.get(n) not in FREE_TEXT for r in found.kept]
+    spans = [(p.start, p.end) for p in proposals if free and not _mostly_read(text, p.start, p.end, others)]
+    for name in free:
+        lower = normalizers[name] == "lowercase_text"
+        for a, b in spans:
+            readings[name].add((a, b), text[a:b].lower() if lower else None)
+    return spans
+
+
+def _the_span_heads_bounds(readings: dict[str, Readings], proposed: list[tuple[int, int]]) -> None:
+    """Where an argument keeps words the span head proposed, a rule's reading of a part of them is
+    dropped: the span head says where the value begins and ends ("Skates on The Bay", not "The Bay";
+    "Ann B. Lee", not "Ann B"). A rule's reading wider than a proposal stays: the span head may cut a
+    name it has never seen into pieces, and its capitals still say it is one."""
+    for found in readings.values():
+        kept = {r.span for r in found.kept if r.span in proposed}
+        for r in found.kept:
+            if r.span not in kept and any(a <= r.start and r.end <= b for a, b in kept):
+                found.drop(r, "part of a value the span head reads")
+
+
+def _counts_the_span_head_sees(pack, readings: dict[str, Readings], proposals: list) -> None:
+    """A count is a value only where the span head reads one: "one" in "find me one" or "a one way
+    ticket" is no number of anything. The words around a number say more about whether it counts
+    something than which argument it counts, and that is what the span head learned."""
+    for name, found in readings.items():
+        if pack.normalizers.get(name) != "integer":
+            continue
+        for r in found.kept:
+            if not any(p.start < r.end and r.start < p.end for p in proposals):
+                found.drop(r, "no value by the span head (a number that counts nothing)")
+
+
+def names_a_value(pack, reading) -> bool:
+    """Whether a choice's words are one of its listed values as written ("Psychiatrist" of a therapist
+    type), a value no other choice of the pack lists ("checking" of two account types says neither):
+    a closed list written out says which argument, whatever words surround it. Yes/no and numbers are
+    no such words."""
+    spec = pack.spec.arguments.get(reading.argument)
+    if spec is None or spec.normalizer != "choice" or reading.text.lower() != reading.value.lower():
+        return False
+    if reading.value in ("True", "False", "None") or reading.value.isdigit():
+        return False
+    return not any(other.normalizer == "choice" and reading.value in (other.values or [])
+                   for name, other in pack.spec.arguments.items() if name != reading.argument)
+
+
+def _mentions(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The words of overlapping spans joined: each place the text mentions a value."""
+    out: list[list[int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return [(a, b) for a, b in out]
+
+
+def _log_odds(p: float | None) -> float:
+    p = min(max(p if p is not None else 1.0, 1e-4), 1 - 1e-4)
+    return max(math.log(p / (1 - p)), 0.01)  # a reading kept against the head still counts for something
+
+
+def _best_matching(arguments: list[str], mentions: list[int], score: dict[tuple[str, int], float]) -> dict[str, int]:
+    """argument -> mention, each mention to one argument at most, with the greatest total log-odds."""
+    best: tuple[float, dict[str, int]] = (-1.0, {})
+
+    def walk(i: int, used: frozenset, total: float, chosen: dict[str, int]) -> None:
+        nonlocal best
+        if i == len(arguments):
+            if total > best[0]:
+                best = (total, dict(chosen))
+            return
+        walk(i + 1, used, total, chosen)  # this argument takes none
+        for m in mentions:
+            if m not in used and (arguments[i], m) in score:
+                chosen[arguments[i]] = m
+                walk(i + 1, used | {m}, total + score[(arguments[i], m)], chosen)
+                del chosen[arguments[i]]
+
+    walk(0, frozenset(), 0.0, {})
+    return best[1]
+
+
+MAX_MATCHINGS = 20000  # beyond this many ways to match a group, it is left as it is (never seen in a request)
+
+
+def _one_argument_per_mention(readings: dict[str, Readings]) -> None:
+    """Where several arguments claim the same words, each argument takes one mention and each mention goes
+    to one argument: the matching the head finds likeliest overall (the sum of log-odds). "out of Denver" is
+    the origin's, not also the destination's; in "from Chicago to Boston" each place goes where the pair is
+    likeliest, even where the head finds Boston the likelier origin on its own; "starring Ann Lee" is the
+    star's, not the director's. The same words written into two arguments of a call are a value nobody
+    gave to one of them. Arguments no other argument competes with keep all their readings."""
+    kept = [r for found in readings.values() for r in found.kept]
+    mentions = _mentions([r.span for r in kept])
+    where = lambda r: next(i for i, (a, b) in enumerate(mentions) if a <= r.start and r.end <= b)  # noqa: E731
+    score: dict[tuple[str, int], float] = {}
+    for r in kept:
+        key = (r.argument, where(r))
+        score[key] = max(score.get(key, 0.0), _log_odds(r.probability))
+    parent: dict = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for argument, mention in score:
+        parent[root(("a", argument))] = root(("m", mention))
+    groups: dict = defaultdict(list)
+    for argument, mention in score:
+        groups[root(("m", mention))].append((argument, mention))
+    for pairs in groups.values():
+        arguments = sorted({a for a, _ in pairs})
+        claimed = sorted({m for _, m in pairs})
+        if len(arguments) < 2 or (len(claimed) + 1) ** len(arguments) > MAX_MATCHINGS:
+            continue
+        matched = _best_matching(arguments, claimed, score)
+        owner = {m: a for a, m in matched.items()}
+        for found in readings.values():
+            for r in found.kept:
+                m = where(r)
+                if m not in claimed or matched.get(r.argument) == m:
+                    continue
+                why = (f"the value of {owner[m]} (one argument per mention)" if m in owner
+                       else f"{r.argument} takes another mention")
+                found.drop(r, why)
+
+
 def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Readings]:
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
     # dev set fell from 154 to 58 of 160. So the head judges packs made from a schema alone.
-    if not learned_parts(pack)["value"]:
+    learned = learned_parts(pack)
+    if not learned["value"]:
         return readings
     linker = linker_for(pack)
+    if learned["span"]:
+        proposals = linker.proposals(text)
+        proposed = with_proposals(pack, text, readings, proposals)
+        _counts_the_span_head_sees(pack, readings, proposals)
     threshold = linker.value_threshold
     for name, found in readings.items():
         probabilities = linker.value_probabilities(text, [r.span for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold and not named_before(text, reading.start, name) and not names_itself(reading.text, name):
+            if p < threshold and not named_before(text, reading.start, name) and not names_itself(reading.text, name) \
+                    and not names_a_value(pack, reading):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
+    if learned["span"]:
+        _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)
     same: dict[tuple, list] = defaultdict(list)
     for name, found in readings.items():
         for reading in found.kept:
@@ -105,4 +265,5 @@ def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Rea
             if reading is not best and (best.probability or 0.0) - (reading.probability or 0.0) >= CLEAR_MARGIN:
                 found.drop(reading, f"the value of {best.argument} (p={best.probability:.2f}), not of "
                                     f"{reading.argument} (p={reading.probability:.2f})")
+    _one_argument_per_mention(readings)
     return readings

@@ -18,6 +18,7 @@ import re
 from datetime import date
 
 from pipeline.language.readings import Reading, Readings
+from pipeline.language.words import word_list
 from pipeline.language.linking import learned_parts
 from pipeline.language.values import link_values
 from pipeline.packs.pack import ArgumentType, Pack
@@ -189,6 +190,8 @@ def value_readings(pack: Pack, text: str, today: date) -> dict[str, Readings]:
                 found.add((a, b))
                 for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
                     found.add((a + run.start(), a + run.end()))
+            for sp in _addresses(text) + _whole_name_with_number(text):  # its number is no amount or count
+                found.add(sp)
         elif spec.normalizer == "future_date":  # a day ahead: the smallest words naming it, and the day
             ahead = {sp: dates.resolve_future_day(text[sp[0]:sp[1]], today) for sp in plain}
             for sp in _maximal([sp for sp, d in ahead.items() if d is not None
@@ -282,6 +285,39 @@ def _choice_readings(spec: ArgumentType, text: str, tokens: list[re.Match], foun
     for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
         found.add((tokens[first].start(), tokens[last].end()), value)
     return found
+
+
+_ADDRESS = re.compile(r"\b\d+[A-Za-z]?\s+(?:[A-Z][\w'’.-]*\s+){0,4}(?P<last>[A-Z][A-Za-z]*)\b\.?")
+
+
+def _addresses(text: str) -> list[tuple[int, int]]:
+    """A house number, capitalised words and a street type ("18300 Carriage Drive", "12 Elm St").
+
+    >>> t = "take me to 18300 Carriage Drive for 2"
+    >>> [t[a:b] for a, b in _addresses(t)], _addresses("pay 500 Acme Corp")
+    (['18300 Carriage Drive'], [])
+    """
+    out = []
+    for m in _ADDRESS.finditer(text):
+        words = m.group().split()
+        if len(words) >= 3 and m["last"].lower() in word_list("street_types"):
+            out.append((m.start(), m.start() + len(m.group().rstrip("."))))
+    return out
+
+
+def _whole_name_with_number(text: str) -> list[tuple[int, int]]:
+    """The whole text, when it is nothing but a name written with capitals and a number in it ("Big 4",
+    "Studio 54"): an answer that names something, whose number counts nothing.
+
+    >>> _whole_name_with_number("Big 4"), _whole_name_with_number("4 people"), _whole_name_with_number("Nopa")
+    ([(0, 5)], [], [])
+    """
+    words = list(_TOKEN.finditer(text))
+    if not 1 < len(words) <= MAX_TEXT_SPAN_TOKENS or not any(w.group().isdigit() for w in words):
+        return []
+    if all(w.group().isdigit() or w.group()[0].isupper() for w in words):
+        return [(words[0].start(), words[-1].end())]
+    return []
 
 
 def _choice_candidates(spec: ArgumentType, text: str, tokens: list[re.Match]) -> list[str]:

@@ -215,6 +215,8 @@ class Retriever:
         learned = linker.goal_probabilities(query)
         if not learned:
             return []
+        for goal, p in linker.goal_probabilities_of_the_words_around_names(query).items():
+            learned[goal] = max(learned[goal], p)
         goal, p = max(learned.items(), key=lambda kv: kv[1])
         if p < linker.goal_threshold or self._declared_foreign(query):
             return []

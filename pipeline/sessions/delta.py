@@ -107,6 +107,19 @@ def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
     return a.strip().lower() == b.strip().lower()
 
 
+def _reads_whole(pack: Pack, predicate: str, text: str, today: date) -> bool:
+    """Whether the argument's normaliser reads the whole message: an answer whose words the span rules
+    cut apart (a quote for an apostrophe) is still read as one value."""
+    spec = pack.value_spec(predicate)
+    if spec.normalizer == "future_date":
+        return dates.resolve_future_day(text, today) is not None
+    if spec.normalizer in ("date", "period"):
+        return dates.resolve_period(text, today) is not None
+    reader = NORMALIZERS.get(spec.normalizer)
+    return reader is not None and reader(text, values=getattr(spec, "values", []),
+                                         synonyms=getattr(spec, "synonyms", {})) is not None
+
+
 def _covers_more(pack: Pack, predicate: str, text: str, today: date) -> bool:
     """Whether a period-like fact's words give more than the one slot asked: several days, a whole name."""
     if pack.spec.ir_extra[predicate].normalizer == "period":
@@ -260,6 +273,8 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         else:
             values = fresh(pending_goal, pending_arg, answering)
             free = _family(pack, pending_arg) in FREE_FAMILIES
+            if not values and not free and _reads_whole(pack, pending_arg, text, today):
+                values = [text.strip()]  # no span reads, the whole answer does ("1 o"clock in the afternoon")
             if free and _QUESTION.search(text):
                 values = []  # a question back ("do they have parking?") names nobody and nothing
             if values and free and _bare_answer(text, values):

@@ -345,6 +345,13 @@ def resolve_future_day(text: str, today: date) -> date | None:
             return None
         ahead = (WEEKDAYS[m["day"]] - today.weekday()) % 7
         return today + timedelta(days=ahead or (7 if cleaned.startswith("next") else 0))
+    days = "|".join(WEEKDAYS)
+    m = (re.fullmatch(rf"(?:on )?(?P<day>{days})(?: of)? (?P<week>this|next) week", cleaned)
+         or re.fullmatch(rf"(?P<week>this|next) week(?: on)? (?P<day>{days})", cleaned))
+    if m:  # "friday next week": that day of the week after this one (weeks begin on Monday)
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=7 if m["week"] == "next" else 0)
+        day = monday + timedelta(days=WEEKDAYS[m["day"]])
+        return day if day >= today else None
     m = re.fullmatch(r"(?P<n>\d{1,2})(?:st|nd|rd|th)", cleaned)
     if m:  # "the 9th": the next such day of a month
         for ahead in range(13):

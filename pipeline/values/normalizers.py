@@ -184,7 +184,7 @@ def integer(text: str, **_) -> str | None:
     if counted and parse_number_words(counted.group(1)):  # "eight of us, five adults and three kids"
         lowered = counted.group(0)
     numbers = {parse_number_words(token) for token in re.findall(r"[a-z]+|\d+", lowered)} - {None}
-    numbers = {n for n in numbers if n == n.to_integral_value() and n > 0}
+    numbers = {n for n in numbers if n == n.to_integral_value() and n >= 0}  # "zero bags" counts none
     return str(int(numbers.pop())) if len(numbers) == 1 else None
 
 
@@ -199,7 +199,7 @@ _TIME = re.compile(
 def time_of_day(text: str, **_) -> str | None:
     """A time as 24-hour HH:MM: '7:30 in the evening' -> 19:30, '8pm', 'noon', 'quarter to seven pm'
     -> 18:45. An hour with nothing saying morning or evening is read as written (7 -> 07:00)."""
-    lowered = text.lower().replace("’", "'")
+    lowered = re.sub(r"(?<=\bo)[’\"]", "'", text.lower())  # "o’clock", and "o"clock" typed for it
     if re.search(r"\d\s*(?:or|-|to|and)\s*\d|\bbetween\b", lowered):
         return None  # a range or a choice of times is no one time
     if re.search(r"\bnoon\b|\bmidday\b", lowered):
@@ -224,7 +224,7 @@ def time_of_day(text: str, **_) -> str | None:
             minute = shift
     meridiem = (match.group("meridiem") or "").replace(".", "")
     evening = meridiem.startswith("p") or meridiem in ("in the afternoon", "in the evening", "at night", "tonight") \
-        or (not meridiem and re.search(r"\b(?:tonight|evening|night|dinner)\b", lowered) is not None)
+        or (not meridiem and re.search(r"\b(?:tonight|afternoon|evening|night|dinner)\b", lowered) is not None)
     if evening and hour < 12:
         hour += 12
     elif meridiem.startswith("a") and hour == 12:

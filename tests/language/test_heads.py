@@ -12,7 +12,8 @@ from pipeline.language.encoder import encode
 from pipeline.language.heads import PairHead, span_features
 from pipeline.language.readings import Readings
 from pipeline.language.sgd_corpus import goal_pairs, read_turns, read_wordings, slot_pairs
-from pipeline.language.train import _module, train_language, weights
+from pipeline.language.spans import BEGIN, INSIDE, OUTSIDE, SpanHead, piece_features, piece_labels
+from pipeline.language.train import _module, tagger_module, tagger_weights, train_language, weights
 from pipeline.packs.sgd_schema import load_schema
 from tests.evaluation.test_sgd_eval import write_split
 
@@ -45,6 +46,29 @@ def test_the_numpy_head_reads_what_its_torch_twin_computes(tied):
     got = head.probabilities(x.numpy(), head.project_right(y.numpy()))
     assert got.shape == (5, 3)
     assert np.allclose(got, expected, atol=2e-2)  # the weights are stored in float16
+
+
+def test_the_span_head_reads_what_its_torch_twin_computes_and_proposes_runs_of_words():
+    torch.manual_seed(2)
+    twin = tagger_module(3 * 384).eval()
+    head = SpanHead({**tagger_weights(twin), "threshold": np.array(0.5)})
+    encoded = encode(["a table at Bella Notte for two"])[0]
+    with torch.no_grad():
+        expected = torch.softmax(twin(torch.from_numpy(piece_features(encoded.pieces))), dim=1).numpy()
+    got = head.piece_probabilities(encoded)
+    assert got.shape == (len(encoded.pieces), 3) and np.allclose(got, expected, atol=2e-2)
+    for p in head.proposals(encoded):  # whatever it proposes is whole words of the text
+        words = encoded.text[p.start:p.end].split()
+        assert words and all(w in encoded.text.split() for w in words) and 0.5 <= p.probability <= 1
+
+
+def test_piece_labels_mark_the_first_piece_of_a_value_and_the_rest_of_it():
+    encoded = encode(["dinner at Bella Notte tonight"])[0]
+    start = encoded.text.index("Bella")
+    labels = piece_labels(encoded.offsets, [(start, start + len("Bella Notte"))])
+    inside = [i for i, (a, b) in enumerate(encoded.offsets) if a >= start and b <= start + 11]
+    assert labels[inside[0]] == BEGIN and all(labels[i] == INSIDE for i in inside[1:])
+    assert sum(labels != OUTSIDE) == len(inside)
 
 
 def _user(text, intent=None, informs=(), spans=(), active=None):
@@ -94,7 +118,8 @@ def test_turns_and_pairs_come_from_the_corpus_own_annotations():
 def test_training_writes_heads_that_score_a_pack_and_report_held_out_figures(tmp_path):
     split = write_split(tmp_path / "train", SCHEMA, CORPUS)
     report = train_language(split, tmp_path / "heads", epochs=2, held_out=0.25, exclude_services=["Bakery_1"])
-    assert report.turns == 8 and len(report.written) == 3 and report.written[2].endswith("aliases.yaml")
+    assert report.turns == 8 and len(report.written) == 4 and report.written[3].endswith("aliases.yaml")
+    assert report.span.pairs > 0 and set(report.span.held_out) <= {"spans", "precision", "recall", "overlap_recall"}
     assert report.goal.pairs > 0 and set(report.goal.held_out) == {"pairs", "precision", "recall", "accuracy"}
     for path in report.written[:2]:
         head = PairHead.load(Path(path))

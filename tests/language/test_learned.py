@@ -32,6 +32,16 @@ SCHEMA = [{
                  "optional_slots": {"number_of_bedrooms": "dontcare", "number_of_bathrooms": "dontcare",
                                     "has_hot_tub": "dontcare"},
                  "result_slots": ["town", "number_of_bedrooms", "number_of_bathrooms", "rental_name", "has_hot_tub"]}],
+}, {
+    "service_name": "Boats_3", "description": "Find boat tours on the coast",
+    "slots": [
+        {"name": "harbour", "description": "Harbour the tour leaves from", "is_categorical": False, "possible_values": []},
+        {"name": "tour_kind", "description": "What the tour is for", "is_categorical": True,
+         "possible_values": ["Sunset", "Fishing", "Whale Watching"]},
+    ],
+    "intents": [{"name": "FindTour", "description": "Search for a boat tour from a harbour",
+                 "is_transactional": False, "required_slots": ["harbour"], "optional_slots": {"tour_kind": "dontcare"},
+                 "result_slots": ["harbour", "tour_kind"]}],
 }]
 
 
@@ -61,7 +71,7 @@ def test_which_count_a_number_is_comes_from_the_words_around_it(packs):
 def test_the_analysis_records_clauses_goals_and_the_heads_used(packs):
     run = run_pipeline("hi there. can you look for a house to rent in Jasper", "lodging_9", "2025-05-01")
     analysis = run.analysis
-    assert analysis.learned == {"goal": False, "value": True}  # the goal head is off by default
+    assert analysis.learned == {"goal": False, "value": True, "span": True}  # the goal head is off by default
     assert [c.act for c in analysis.clauses][-1] == "asks" and analysis.clauses[-1].goals[0]["goal"] == "find_rental"
     assert [g["goal"] for g in analysis.goals] == ["find_rental"]
     assert "Jasper" in _kept(run, "town")
@@ -110,3 +120,56 @@ def test_the_goal_head_takes_in_what_retrieval_scores_just_below_its_threshold(p
     finally:
         monkeypatch.delenv("NESYPLAN_LEARNED_GATE")
         settings.cache_clear()
+
+
+def test_the_span_head_finds_a_value_written_without_capitals(packs):
+    # The rules take a lower-case phrase only as a whole answer; the span head reads "canmore" as a value.
+    run = run_pipeline("we need a rental in canmore for the long weekend", "lodging_9", "2025-05-01")
+    assert any(v.lower() == "canmore" for v in _kept(run, "town"))
+    assert _args(run)["town"] == "Canmore"
+
+
+def test_a_number_that_counts_nothing_is_no_count(packs):
+    from datetime import date
+
+    from pipeline.language.linking import linker_for
+    from pipeline.language.values import _counts_the_span_head_sees
+    from pipeline.llm.grammar import value_readings
+    from pipeline.packs.pack import load_pack
+
+    pack = load_pack("lodging_9")
+    text = "Is there a rental in Banff with 3 bedrooms? Please find me one."
+    readings = value_readings(pack, text, date(2025, 5, 1))
+    assert {r.text for r in readings["number_of_bedrooms"].kept} == {"3", "one"}  # the rules read both
+    _counts_the_span_head_sees(pack, readings, linker_for(pack).proposals(text))
+    assert {r.text for r in readings["number_of_bedrooms"].kept} == {"3"}
+    assert readings["number_of_bedrooms"].items[-1].why.startswith("no value by the span head")
+    args = _args(run_pipeline("Is there a rental in Banff? Please find me one.", "lodging_9", "2025-05-01"))
+    assert args["town"] == "Banff" and "number_of_bedrooms" not in args and "number_of_bathrooms" not in args
+
+
+def test_a_listed_value_written_out_is_its_choice(packs):
+    from pipeline.language.readings import Reading
+    from pipeline.language.values import names_a_value
+    from pipeline.packs.pack import load_pack
+
+    boats, lodging = load_pack("boats_3"), load_pack("lodging_9")
+    written = lambda pack, argument, text, value: names_a_value(pack, Reading(argument, 0, len(text), text, value))  # noqa: E731
+    assert written(boats, "tour_kind", "whale watching", "Whale Watching")  # kept whatever the head says
+    assert not written(boats, "tour_kind", "whales", "Whale Watching")  # a synonym is the head's to judge
+    assert not written(lodging, "has_hot_tub", "hot tub", "True") and not written(lodging, "number_of_bedrooms", "2", "2")
+    assert _args(run_pipeline("I'd like a fishing trip out of Tofino", "boats_3", "2025-05-01"))["tour_kind"] == "Fishing"
+    assert "tour_kind" not in _args(run_pipeline("a boat tour out of Tofino", "boats_3", "2025-05-01"))
+
+
+def test_the_gate_also_reads_the_words_around_the_names(packs):
+    from pipeline.language.linking import linker_for
+    from pipeline.packs.pack import load_pack
+
+    linker = linker_for(load_pack("boats_3"))
+    text = "Can we do a boat trip with Quillon Brabazon?"
+    names = [text[p.start:p.end] for p in linker.proposals(text)]
+    assert "Quillon Brabazon" in names
+    around = linker.goal_probabilities_of_the_words_around_names(text)
+    assert around == linker.goal_probabilities("Can we do a boat trip with ?") != linker.goal_probabilities(text)
+    assert linker.goal_probabilities_of_the_words_around_names("can we do a boat trip") == {}

@@ -195,3 +195,21 @@ def test_a_word_every_report_shares_does_not_name_one_of_them(engine):
     assert _named_goals(pack, state, "switch the sales report to Q2") == [by_goal["invoice_sales_report"]]
     assert set(_named_goals(pack, state, "each report for Q2")) >= {by_goal["invoice_sales_report"],
                                                                     by_goal["expense_report"]}
+
+
+def test_a_name_with_a_number_answers_whole_and_a_time_typed_oddly_is_still_read(engine):
+    state = engine.open("restaurant_reservation", TODAY)
+    reply = engine.reply(state, "a table for two on friday please")
+    asked = [reply.slot]
+    for _ in range(4):
+        if reply.kind != "ask":
+            break
+        answer = {"restaurant_name": "Pier 39", "reservation_time": '8 o"clock in the evening'}.get(reply.slot)
+        if answer is None:
+            break
+        reply = engine.reply(state, answer)
+        asked.append(reply.slot)
+    given = state.goals[0].normalized
+    assert {"restaurant_name", "reservation_time"} <= set(asked)
+    assert given["restaurant_name"] == "Pier 39" and given["party_size"] == "2"
+    assert given["reservation_time"] == "20:00"

@@ -157,7 +157,7 @@ def test_email_phone_and_detail():
 
 @pytest.mark.parametrize("text, expected", [
     ("5", "5"), ("seven of us", "7"), ("a party of 3", "3"), ("just the two of us", "2"),
-    ("nine people, five grown-ups and four kids", "9"), ("we are a group of 12", "12"),
+    ("nine people, five grown-ups and four kids", "9"), ("we are a group of 12", "12"), ("zero bags", "0"),
     ("at 7:30", None), ("the 4th", None), ("$40", None), ("3 or 4", None), ("a few", None),
 ])
 def test_counts(text, expected):
@@ -169,6 +169,7 @@ def test_counts(text, expected):
 @pytest.mark.parametrize("text, expected", [
     ("6:45 in the evening", "18:45"), ("9am", "09:00"), ("9 p.m.", "21:00"), ("noon", "12:00"),
     ("quarter past eight pm", "20:15"), ("half past six in the morning", "06:30"), ("2 in the afternoon", "14:00"),
+    ("afternoon 1:30", "13:30"), ("morning 11:15", "11:15"),
     ("12:15pm", "12:15"), ("12 am", "00:00"), ("tonight at 9", "21:00"), ("10:05", "10:05"),
     ("25:00", None), ("between 6 and 7pm", None), ("soon", None),
 ])
@@ -202,6 +203,8 @@ def test_proper_names_of_things_are_capitalised_as_written():
     ("monday the 31st", date(2025, 3, 31)), ("the 2nd", date(2025, 4, 2)), ("the 20th", date(2025, 3, 20)),
     ("march 1", date(2026, 3, 1)), ("april 3rd", date(2025, 4, 3)), ("halloween", date(2025, 10, 31)),
     ("christmas eve", date(2025, 12, 24)), ("03/01/2025", date(2025, 3, 1)),
+    ("friday next week", date(2025, 3, 21)), ("next week on monday", date(2025, 3, 17)),
+    ("thursday this week", date(2025, 3, 13)), ("monday this week", None),  # a day gone is no day ahead
     ("next month", None), ("someday", None),
 ])
 def test_days_ahead(text, expected):
