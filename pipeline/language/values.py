@@ -13,14 +13,18 @@ shows them.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 
 from pipeline.language.linking import learned_parts, linker_for
+from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.readings import Readings
 
 
+# A span stays with the likeliest of several arguments when the head tells them apart by this much; closer
+# ("from Chicago to Boston": both are places of a flight), the matching of mentions decides
+# (`mentions.one_argument_per_mention`).
+CLEAR_MARGIN = 0.1
 
 
 # Words that may stand between an argument's name and its value: "pet number 7", "order no. 12". (Not
@@ -72,11 +76,6 @@ def names_itself(span: str, argument: str) -> bool:
     content = [w for w in words if w not in NEGATIONS]
     return bool(content) and all(w in name for w in content)
 
-
-# A span stays with the likeliest of several arguments only when the head tells them apart by this much;
-# closer ("from Chicago to Boston": both are places of a flight), each keeps it and the LLM chooses, unless
-# there are fewer mentions than arguments (`_one_argument_per_mention`).
-CLEAR_MARGIN = 0.1
 
 FREE_TEXT = ("title_text", "lowercase_text")
 
@@ -142,89 +141,6 @@ def names_a_value(pack, reading) -> bool:
                    for name, other in pack.spec.arguments.items() if name != reading.argument)
 
 
-def _mentions(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The words of overlapping spans joined: each place the text mentions a value."""
-    out: list[list[int]] = []
-    for start, end in sorted(spans):
-        if out and start < out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return [(a, b) for a, b in out]
-
-
-def _log_odds(p: float | None) -> float:
-    p = min(max(p if p is not None else 1.0, 1e-4), 1 - 1e-4)
-    return max(math.log(p / (1 - p)), 0.01)  # a reading kept against the head still counts for something
-
-
-def _best_matching(arguments: list[str], mentions: list[int], score: dict[tuple[str, int], float]) -> dict[str, int]:
-    """argument -> mention, each mention to one argument at most, with the greatest total log-odds."""
-    best: tuple[float, dict[str, int]] = (-1.0, {})
-
-    def walk(i: int, used: frozenset, total: float, chosen: dict[str, int]) -> None:
-        nonlocal best
-        if i == len(arguments):
-            if total > best[0]:
-                best = (total, dict(chosen))
-            return
-        walk(i + 1, used, total, chosen)  # this argument takes none
-        for m in mentions:
-            if m not in used and (arguments[i], m) in score:
-                chosen[arguments[i]] = m
-                walk(i + 1, used | {m}, total + score[(arguments[i], m)], chosen)
-                del chosen[arguments[i]]
-
-    walk(0, frozenset(), 0.0, {})
-    return best[1]
-
-
-MAX_MATCHINGS = 20000  # beyond this many ways to match a group, it is left as it is (never seen in a request)
-
-
-def _one_argument_per_mention(readings: dict[str, Readings]) -> None:
-    """Where several arguments claim the same words, each argument takes one mention and each mention goes
-    to one argument: the matching the head finds likeliest overall (the sum of log-odds). "out of Denver" is
-    the origin's, not also the destination's; in "from Chicago to Boston" each place goes where the pair is
-    likeliest, even where the head finds Boston the likelier origin on its own; "starring Ann Lee" is the
-    star's, not the director's. The same words written into two arguments of a call are a value nobody
-    gave to one of them. Arguments no other argument competes with keep all their readings."""
-    kept = [r for found in readings.values() for r in found.kept]
-    mentions = _mentions([r.span for r in kept])
-    where = lambda r: next(i for i, (a, b) in enumerate(mentions) if a <= r.start and r.end <= b)  # noqa: E731
-    score: dict[tuple[str, int], float] = {}
-    for r in kept:
-        key = (r.argument, where(r))
-        score[key] = max(score.get(key, 0.0), _log_odds(r.probability))
-    parent: dict = {}
-
-    def root(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    for argument, mention in score:
-        parent[root(("a", argument))] = root(("m", mention))
-    groups: dict = defaultdict(list)
-    for argument, mention in score:
-        groups[root(("m", mention))].append((argument, mention))
-    for pairs in groups.values():
-        arguments = sorted({a for a, _ in pairs})
-        claimed = sorted({m for _, m in pairs})
-        if len(arguments) < 2 or (len(claimed) + 1) ** len(arguments) > MAX_MATCHINGS:
-            continue
-        matched = _best_matching(arguments, claimed, score)
-        owner = {m: a for a, m in matched.items()}
-        for found in readings.values():
-            for r in found.kept:
-                m = where(r)
-                if m not in claimed or matched.get(r.argument) == m:
-                    continue
-                why = (f"the value of {owner[m]} (one argument per mention)" if m in owner
-                       else f"{r.argument} takes another mention")
-                found.drop(r, why)
-
-
 def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Readings]:
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
@@ -265,5 +181,5 @@ def link_values(pack, text: str, readings: dict[str, Readings]) -> dict[str, Rea
             if reading is not best and (best.probability or 0.0) - (reading.probability or 0.0) >= CLEAR_MARGIN:
                 found.drop(reading, f"the value of {best.argument} (p={best.probability:.2f}), not of "
                                     f"{reading.argument} (p={reading.probability:.2f})")
-    _one_argument_per_mention(readings)
+    one_argument_per_mention(readings)
     return readings

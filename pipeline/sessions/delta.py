@@ -107,6 +107,21 @@ def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
     return a.strip().lower() == b.strip().lower()
 
 
+def told_before(pack: Pack, state: SessionState, predicate: str) -> str | None:
+    """The words an earlier message gave for a predicate no goal of the session took then ("an appointment
+    with a psychiatrist in Napa": the city, when a provider search joins later), the latest message with
+    exactly one reading kept for it; None when none has."""
+    if predicate not in pack.spec.arguments:
+        return None
+    today = date.fromisoformat(state.today)
+    for turn in reversed(state.turns):
+        readings = link_values(pack, turn.message, value_readings(pack, turn.message, today)).get(predicate)
+        kept = {r.value: r.text for r in readings.kept} if readings else {}
+        if len(kept) == 1:
+            return next(iter(kept.values()))
+    return None
+
+
 def _reads_whole(pack: Pack, predicate: str, text: str, today: date) -> bool:
     """Whether the argument's normaliser reads the whole message: an answer whose words the span rules
     cut apart (a quote for an apostrophe) is still read as one value."""

@@ -27,7 +27,8 @@ from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import FREE_FAMILIES, _family, clause_goals, correcting_slot, translate_delta
+from pipeline.sessions.delta import (FREE_FAMILIES, _family, clause_goals, correcting_slot, told_before,
+                                     translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
 from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, read_back, summary, what_it_takes
@@ -266,6 +267,8 @@ class SessionEngine:
             elif turn_input.move == "affirm" and state.awaiting is not None:
                 state.confirmed += state.awaiting
                 state.awaiting, kind = None, "affirm"
+            elif turn_input.move == "dont_know" and self._search_first(pack, state, turn):
+                kind = "added"  # what the user does not know, a search finds: it runs first
             elif turn_input.move in ("deny", "dont_know"):
                 kind = turn_input.move
             run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
@@ -280,6 +283,37 @@ class SessionEngine:
         reply = self._bounded(state, pack, self._carry_out(state, pack, run, kind, turn), kind)
         state.turns.append(Turn(message=turn_input.message, delta_ir=delta_ir, kind=kind, reply=reply, run_id=run.id))
         return reply, run
+
+    @staticmethod
+    def _search_first(pack: Pack, state: SessionState, turn: int) -> bool:
+        """"I don't know" to an argument a search of the pack finds (a call without effects whose output
+        the argument accepts: the therapist a provider search lists, the pickup location of a car
+        search): the search joins the session before the goal and gives it that argument, with the
+        values the user already gave that it takes. Whether a search was added."""
+        if state.pending is None:
+            return False
+        gid, argument = state.pending
+        waiting = next((g for g in state.goals if g.goal_id == gid), None)
+        spec = pack.spec.arguments.get(argument)
+        if waiting is None or spec is None or argument in waiting.refs:
+            return False
+        searches = [name for name, goal in pack.spec.goals.items() if not goal.workflow and name != waiting.goal
+                    and not pack.spec.apis[goal.api].effects
+                    and pack.spec.apis[goal.api].produces in (spec.accepts_output or [])]
+        if not searches:
+            return False
+        taken = {g.goal_id for g in state.goals}
+        search = Given(goal_id=next(f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken), goal=searches[0])
+        takes = {name.removeprefix("_") for name in goal_arguments(pack, search.goal)}
+        for name in takes:
+            words = waiting.values.get(name) or told_before(pack, state, name)
+            if words is not None:
+                search.values[name], search.turns[name] = words, turn
+        waiting.refs[argument] = search.goal_id
+        state.goals.insert(state.goals.index(waiting), search)
+        state.searches.append(search.goal_id)
+        state.pending = None
+        return True
 
     # --- repair moves and bounds ------------------------------------------------------------------
     @staticmethod
@@ -374,6 +408,7 @@ class SessionEngine:
             return self._end(state, "fail", f"an API call failed: {exc}", f"an API call failed: {exc}")
 
     def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
+        self._run_searches(state, run, executor, turn)
         # Every question before any call: a value the user changes later ("make it Q2 instead") then
         # changes what runs, instead of leaving a call made with the old value behind.
         for call in run.plan.calls:
@@ -400,6 +435,21 @@ class SessionEngine:
         state.pending, state.ended, state.end_reason = None, "done", "carried out"
         outputs = ", ".join(f"{state.executed[j].api} -> {state.executed[j].output}" for j in position.values())
         return Reply(kind="done", text=f"Done: {outputs}.", executed=state.calls(), result=result)
+
+    def _run_searches(self, state: SessionState, run: Run, executor: Executor, turn: int) -> None:
+        """A search added because the user did not know a value (`_search_first`) runs once it has its
+        values, before the questions of the goal it serves: what it finds is what the user chooses from,
+        and a search changes nothing if a value changes later."""
+        for i, call in enumerate(run.plan.calls):
+            before = run.plan.calls[:i + 1]  # the search and what it takes outputs of, all known
+            if call.goal_id not in state.searches or any(b.get_info for c in before for b in c.args.values()):
+                continue
+            to_run, position = self._still_to_run(state, run.model_copy(
+                update={"plan": run.plan.model_copy(update={"calls": before})}))
+            waiting = position[i] - len(state.executed)
+            if waiting >= 0 and not any(isinstance(v, dict) and v["ref"] >= len(state.executed)
+                                        for v in to_run[waiting].args.values()):
+                self._run_once(state, to_run[waiting].api, to_run[waiting].args, executor, turn)
 
     @staticmethod
     def _still_to_run(state: SessionState, run: Run) -> tuple[list[Call], dict[int, int]]:

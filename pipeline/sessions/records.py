@@ -97,6 +97,8 @@ class SessionState(BaseModel):
     asked: list[str] = Field([], description="every slot asked, in order (repeats show redundant asks)")
     awaiting: list[Call] | None = Field(None, description="calls read back to the user, waiting for a yes")
     confirmed: list[Call] = Field([], description="calls with effects the user said yes to")
+    searches: list[str] = Field([], description="goal ids of searches added because the user did not know a "
+                                                "value they find: they run as soon as they can")
     strikes: int = Field(0, description="answers in a row that left the standing question unanswered")
     turns: list[Turn] = []
     ended: Literal["done", "fail", "handoff"] | None = None

@@ -65,31 +65,31 @@ def _claims(text, *claims):
 
 
 def test_words_claimed_by_more_arguments_than_there_are_mentions_go_to_the_likeliest():
-    from pipeline.language.values import _one_argument_per_mention
+    from pipeline.language.mentions import one_argument_per_mention
 
     text = "flights out of Oslo please"
     readings = _claims(text, ("origin", "Oslo", 0.97), ("destination", "Oslo", 0.95))
-    _one_argument_per_mention(readings)
+    one_argument_per_mention(readings)
     assert [r.text for r in readings["origin"].kept] == ["Oslo"] and not readings["destination"].kept
     assert "one argument per mention" in readings["destination"].items[0].why
     # overlapping words are one mention: the star keeps every reading of the name, the director none
     text = "a film starring Ann B. Lee"
     readings = _claims(text, ("star", "Ann B. Lee", 0.99), ("star", "Lee", 0.98), ("director", "Ann B. Lee", 0.9),
                        ("director", "Lee", 0.97))
-    _one_argument_per_mention(readings)
+    one_argument_per_mention(readings)
     assert len(readings["star"].kept) == 2 and not readings["director"].kept
 
 
 def test_each_place_goes_where_the_pair_is_likeliest():
-    from pipeline.language.values import _one_argument_per_mention
+    from pipeline.language.mentions import one_argument_per_mention
 
     text = "from Oslo to Bergen"  # the head finds Bergen the likelier origin on its own
     readings = _claims(text, ("origin", "Oslo", 0.98), ("origin", "Bergen", 0.99), ("destination", "Oslo", 0.93),
                        ("destination", "Bergen", 0.99), ("airline", "Oslo", 0.6))
-    _one_argument_per_mention(readings)
+    one_argument_per_mention(readings)
     assert [r.text for r in readings["origin"].kept] == ["Oslo"]
     assert [r.text for r in readings["destination"].kept] == ["Bergen"] and not readings["airline"].kept
     # an argument nobody competes with keeps every reading: which one is the LLM's to choose
     readings = _claims("dinner at Nopa or Zuni", ("restaurant", "Nopa", 0.9), ("restaurant", "Zuni", 0.9))
-    _one_argument_per_mention(readings)
+    one_argument_per_mention(readings)
     assert len(readings["restaurant"].kept) == 2
