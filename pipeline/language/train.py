@@ -159,20 +159,26 @@ def fit(pairs: Pairs, epochs: int, seed: int, tied: bool):
     x, index, labels = (torch.from_numpy(a[learn]) for a in (pairs.x, pairs.index, pairs.labels))
     table = torch.from_numpy(pairs.right)
     head = _module(pairs.x.shape[1], pairs.right.shape[1], tied)
-    optimizer = torch.optim.Adam(head.parameters(), lr=1e-3, weight_decay=1e-4)
     positive = float(labels.mean()) or 0.5
     loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor((1 - positive) / positive))
-    rng = np.random.default_rng(seed)
-    head.train()
-    for _ in range(epochs):
-        order = torch.from_numpy(rng.permutation(len(x)))
-        for k in range(0, len(order), 256):
-            batch = order[k:k + 256]
-            optimizer.zero_grad()
-            loss_fn(head(x[batch], table[index[batch]]), labels[batch]).backward()
-            optimizer.step()
-    head.eval()
+    _descend(head, len(x), epochs, 256, seed, lambda batch: loss_fn(head(x[batch], table[index[batch]]), labels[batch]))
     return head
+
+
+def _descend(model, rows: int, epochs: int, batch: int, seed: int, loss_of) -> None:
+    """Adam over shuffled mini-batches of row indices; `loss_of(indices)` is a batch's loss."""
+    import torch
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    rng = np.random.default_rng(seed)
+    model.train()
+    for _ in range(epochs):
+        order = torch.from_numpy(rng.permutation(rows))
+        for k in range(0, rows, batch):
+            optimizer.zero_grad()
+            loss_of(order[k:k + batch]).backward()
+            optimizer.step()
+    model.eval()
 
 
 def weights(head, tied: bool) -> dict[str, np.ndarray]:
@@ -224,18 +230,8 @@ def fit_tagger(tagged: Tagged, epochs: int, seed: int) -> dict[str, np.ndarray]:
     learn = tagged.group == 0
     x, labels = torch.from_numpy(tagged.x[learn]), torch.from_numpy(tagged.labels[learn])
     model = tagger_module(x.shape[1])
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
-    rng = np.random.default_rng(seed)
-    model.train()
-    for _ in range(epochs):
-        order = torch.from_numpy(rng.permutation(len(x)))
-        for k in range(0, len(order), 512):
-            batch = order[k:k + 512]
-            optimizer.zero_grad()
-            loss_fn(model(x[batch].float()), labels[batch]).backward()
-            optimizer.step()
-    model.eval()
+    _descend(model, len(x), epochs, 512, seed, lambda batch: loss_fn(model(x[batch].float()), labels[batch]))
     return tagger_weights(model)
 
 

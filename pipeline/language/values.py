@@ -116,14 +116,14 @@ def _the_span_heads_bounds(readings: dict[str, Readings], proposed: list[tuple[i
 
 
 def _counts_the_span_head_sees(pack, readings: dict[str, Readings], proposals: list) -> None:
-    """A count is a value only where the span head reads one: "one" in "find me one" or "a one way
-    ticket" is no number of anything. The words around a number say more about whether it counts
+    """A count written as one number is a value only where the span head reads one: "one" in "find me
+    one" or "a one way ticket" is no number of anything. The words around a number say more about whether it counts
     something than which argument it counts, and that is what the span head learned."""
     for name, found in readings.items():
         if pack.normalizers.get(name) != "integer":
             continue
         for r in found.kept:
-            if not any(p.start < r.end and r.start < p.end for p in proposals):
+            if len(r.text.split()) == 1 and not any(p.start < r.end and r.start < p.end for p in proposals):
                 found.drop(r, "no value by the span head (a number that counts nothing)")
 
 

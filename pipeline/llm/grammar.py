@@ -216,6 +216,11 @@ def value_readings(pack: Pack, text: str, today: date) -> dict[str, Readings]:
                 read = _without_breakdown(read, values)
             for sp in read:
                 found.add(sp, values[sp])
+            if spec.normalizer == "integer" and "year" in name.lower().split("_"):  # "2013", "six years back"
+                for sp in readable_periods:
+                    p = periods[sp]
+                    if p.start == date(p.start.year, 1, 1) and p.end == date(p.start.year, 12, 31):
+                        found.add(sp, str(p.start.year))
         elif spec.normalizer == "amount":
             # Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates.
             for a, b in _maximal([sp for sp in amounts

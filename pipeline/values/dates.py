@@ -122,8 +122,14 @@ def _relative(text: str, today: date) -> Period | None:
         return _relative(_clean("1 day ago"), today)
     if text in {"day before yesterday", "the day before yesterday"}:
         return _relative("2 days ago", today)
-    m = re.fullmatch(r"(?P<n>[\w\- ]+?) (?P<unit>days?|weeks?) ago", text)
+    m = re.fullmatch(r"(?:about |around |some )?(?P<n>[\w\- ]+?) (?P<unit>days?|weeks?|months?|years?) (?:ago|back)",
+                     text)
     if m and (n := parse_number_words(m["n"])) is not None:
+        if m["unit"].startswith("year"):  # the year that many years back, whole
+            return _year(today.year - int(n))
+        if m["unit"].startswith("month"):
+            index = today.year * 12 + today.month - 1 - int(n)
+            return _month(index // 12, index % 12 + 1)
         d = today - timedelta(days=int(n) * (7 if m["unit"].startswith("week") else 1))
         return Period(d, d)
     m = re.fullmatch(r"(?:last|past|previous|trailing) (?P<n>[\w\- ]+?) (?P<unit>days?|weeks?)", text)

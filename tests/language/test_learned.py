@@ -38,10 +38,13 @@ SCHEMA = [{
         {"name": "harbour", "description": "Harbour the tour leaves from", "is_categorical": False, "possible_values": []},
         {"name": "tour_kind", "description": "What the tour is for", "is_categorical": True,
          "possible_values": ["Sunset", "Fishing", "Whale Watching"]},
+        {"name": "year_built", "description": "Year the boat was built", "is_categorical": False,
+         "possible_values": []},
     ],
     "intents": [{"name": "FindTour", "description": "Search for a boat tour from a harbour",
-                 "is_transactional": False, "required_slots": ["harbour"], "optional_slots": {"tour_kind": "dontcare"},
-                 "result_slots": ["harbour", "tour_kind"]}],
+                 "is_transactional": False, "required_slots": ["harbour"],
+                 "optional_slots": {"tour_kind": "dontcare", "year_built": "dontcare"},
+                 "result_slots": ["harbour", "tour_kind", "year_built"]}],
 }]
 
 
@@ -173,3 +176,16 @@ def test_the_gate_also_reads_the_words_around_the_names(packs):
     around = linker.goal_probabilities_of_the_words_around_names(text)
     assert around == linker.goal_probabilities("Can we do a boat trip with ?") != linker.goal_probabilities(text)
     assert linker.goal_probabilities_of_the_words_around_names("can we do a boat trip") == {}
+
+
+def test_a_year_is_read_from_the_words_that_name_it(packs):
+    from datetime import date
+
+    from pipeline.llm.grammar import value_readings
+    from pipeline.packs.pack import load_pack
+
+    pack = load_pack("boats_3")
+    assert pack.spec.arguments["year_built"].normalizer == "integer"
+    for text, year in (("a boat built about two years back", "2023"), ("on a boat from 2019", "2019"),
+                       ("a boat built last year", "2024")):
+        assert year in {r.value for r in value_readings(pack, text, date(2025, 5, 1))["year_built"].kept}, text

@@ -1,26 +1,11 @@
 """"I don't know" to a value a search of the pack finds: the search joins the session, takes the values
 the user already gave, and runs before the questions of the goal it serves (real model, clingo, planner)."""
 
-from pathlib import Path
-
-import pytest
-
-from pipeline.authoring.sgd_packs import import_services
-from pipeline.packs.pack import using_packs_root
 from pipeline.sessions.engine import SessionEngine
-
-SCHEMA = Path(__file__).resolve().parents[1] / "authoring" / "fixtures" / "grooming_schema.json"
-
-
-@pytest.fixture(scope="module")
-def packs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("packs")
-    import_services(SCHEMA, root)
-    with using_packs_root(root):
-        yield root
+from tests.authoring.test_sgd_packs import packs  # noqa: F401 (the grooming schema's packs, a fixture)
 
 
-def test_a_value_the_user_does_not_know_is_found_by_a_search_first(packs):
+def test_a_value_the_user_does_not_know_is_found_by_a_search_first(packs):  # noqa: F811
     engine = SessionEngine("hf")
     state = engine.open("grooming_1", "2025-05-01")
     reply = engine.reply(state, "I want to book a grooming appointment for my dog in Tacoma")
@@ -34,7 +19,7 @@ def test_a_value_the_user_does_not_know_is_found_by_a_search_first(packs):
     assert reply.kind == "ask" and reply.slot in ("appointment_date", "appointment_time")
 
 
-def test_without_a_search_that_finds_it_i_dont_know_leaves_the_question_standing(packs):
+def test_without_a_search_that_finds_it_i_dont_know_leaves_the_question_standing(packs):  # noqa: F811
     engine = SessionEngine("hf")
     state = engine.open("grooming_1", "2025-05-01")
     reply = engine.reply(state, "find me a salon please")
