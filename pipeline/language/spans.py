@@ -3,9 +3,9 @@
 A tagger on the encoder's word-piece vectors: each piece, with the pieces beside it, is read as outside
 a value (O), the first piece of one (B) or inside one (I). Trained on where SGD train's users wrote slot
 values (`train.py`), it proposes the free-text values rules cannot find without a rule per wording: a
-genre in lower case ("some country music"), a name with an initial ("Taraji P. Henson"), an address
-with its number ("18300 Carriage Drive"). It says only *that* words are a value; the slot head says
-*whose* (`values.link_values`).
+genre in lower case ("some country music"), a name with an initial ("Taraji P. Henson"), a title with
+small words and a colon in it. It says only *that* words are a value; the slot head says *whose*
+(`values.link_values`).
 
 Inference is numpy only (float32).
 """
