@@ -48,6 +48,11 @@ def embedding_model(path: str | None = None, fresh: bool = False):
         return _models[path]
 
 
+def pieces_inside(offsets: np.ndarray, start: int, end: int) -> np.ndarray:
+    """Which pieces (rows of (start, end) character offsets) overlap the characters start..end."""
+    return (offsets[:, 0] < end) & (offsets[:, 1] > start)
+
+
 @dataclass
 class Encoded:
     text: str
@@ -56,7 +61,7 @@ class Encoded:
     sentence: np.ndarray  # (384,): unit length
 
     def _inside(self, start: int, end: int) -> np.ndarray:
-        return (self.offsets[:, 0] < end) & (self.offsets[:, 1] > start)
+        return pieces_inside(self.offsets, start, end)
 
     def span_vector(self, start: int, end: int) -> np.ndarray:
         """The mean of the pieces that overlap the characters (zeros when none does)."""

@@ -19,27 +19,22 @@ import numpy as np
 
 from pipeline.language.encoder import Encoded
 from pipeline.language.spans import SpanHead
+from pipeline.language.weighted import Weighted
 from pipeline.settings import settings
 
 WEIGHTS = Path(__file__).parent / "weights"
 GOAL_HEAD, SLOT_HEAD, SPAN_HEAD = "goal_head.npz", "slot_head.npz", "span_head.npz"
 
 
-class PairHead:
+class PairHead(Weighted):
     """P(match) of a left row (a text or a span) and a right row (a pack's words), from how alike their
     projections are (their product and distance) and how alike the raw vectors are. It sees only
     likeness, never either side alone, so it cannot learn which services exist: what it learns carries to
     services it never saw."""
 
     def __init__(self, weights: dict[str, np.ndarray]):
-        self.w = {k: v.astype(np.float32) for k, v in weights.items() if k.startswith(("w_", "b_"))}
-        self.threshold = float(weights["threshold"]) if "threshold" in weights else 0.5
+        super().__init__(weights)
         self.tied = bool(weights["tied"]) if "tied" in weights else False
-
-    @classmethod
-    def load(cls, path: Path) -> "PairHead":
-        with np.load(path) as data:
-            return cls(dict(data))
 
     def _side(self, name: str, x: np.ndarray) -> np.ndarray:
         name = "left" if self.tied else name
@@ -71,11 +66,8 @@ def span_features(encoded: Encoded, start: int, end: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
-def _load(path: Path, kind=PairHead):
-    if not path.is_file():
-        return None
-    with np.load(path) as data:
-        return kind(dict(data))
+def _load(path: Path, kind: type[Weighted] = PairHead):
+    return kind.load(path) if path.is_file() else None
 
 
 def _folder() -> Path:

@@ -66,30 +66,22 @@ def one_argument_per_mention(readings: dict[str, Readings]) -> None:
     for r in kept:
         key = (r.argument, where(r))
         score[key] = max(score.get(key, 0.0), _log_odds(r.probability))
-    parent: dict = {}
-
-    def root(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
+    # The arguments some other argument competes with, and every mention they claim. The best matching
+    # of these is the best matching of each group that competes (the sum splits over groups).
+    claimants: dict[int, set[str]] = defaultdict(set)
     for argument, mention in score:
-        parent[root(("a", argument))] = root(("m", mention))
-    groups: dict = defaultdict(list)
-    for argument, mention in score:
-        groups[root(("m", mention))].append((argument, mention))
-    for pairs in groups.values():
-        arguments = sorted({a for a, _ in pairs})
-        claimed = sorted({m for _, m in pairs})
-        if len(arguments) < 2:
-            continue
-        matched = _best_matching(arguments, claimed, score)
-        owner = {m: a for a, m in matched.items()}
-        for found in readings.values():
-            for r in found.kept:
-                m = where(r)
-                if m not in claimed or matched.get(r.argument) == m:
-                    continue
-                why = (f"the value of {owner[m]} (one argument per mention)" if m in owner
-                       else f"{r.argument} takes another mention")
-                found.drop(r, why)
+        claimants[mention].add(argument)
+    arguments = sorted({a for group in claimants.values() if len(group) > 1 for a in group})
+    if not arguments:
+        return
+    claimed = sorted({m for a, m in score if a in arguments})
+    matched = _best_matching(arguments, claimed, score)
+    owner = {m: a for a, m in matched.items()}
+    for found in readings.values():
+        for r in found.kept:
+            m = where(r)
+            if m not in claimed or matched.get(r.argument) == m:
+                continue
+            why = (f"the value of {owner[m]} (one argument per mention)" if m in owner
+                   else f"{r.argument} takes another mention")
+            found.drop(r, why)

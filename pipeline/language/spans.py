@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.language.encoder import Encoded
+from pipeline.language.encoder import Encoded, pieces_inside
+from pipeline.language.weighted import Weighted
 
 OUTSIDE, BEGIN, INSIDE = 0, 1, 2
 NEIGHBOURS = 2  # pieces on each side a piece is read with
@@ -42,7 +43,7 @@ def piece_labels(offsets: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarra
     """
     labels = np.full(len(offsets), OUTSIDE, np.int64)
     for start, end in spans:
-        inside = np.flatnonzero((offsets[:, 0] < end) & (offsets[:, 1] > start))
+        inside = np.flatnonzero(pieces_inside(offsets, start, end))
         if len(inside):
             labels[inside] = INSIDE
             labels[inside[0]] = BEGIN
@@ -56,10 +57,8 @@ class Proposal:
     probability: float  # the least likely word's P(inside a value)
 
 
-class SpanHead:
-    def __init__(self, weights: dict[str, np.ndarray]):
-        self.w = {k: v.astype(np.float32) for k, v in weights.items() if k.startswith(("w_", "b_"))}
-        self.threshold = float(weights["threshold"]) if "threshold" in weights else 0.5
+class SpanHead(Weighted):
+    """The tagger `train-language` fitted: features -> hidden (ReLU) -> O/B/I."""
 
     def piece_probabilities(self, encoded: Encoded) -> np.ndarray:
         """(pieces, 3): P(O), P(B), P(I) of each piece."""
@@ -102,7 +101,7 @@ def runs(text: str, offsets: np.ndarray, p: np.ndarray, threshold: float = 0.5) 
             run.clear()
 
     for word in _WORD.finditer(text):
-        pieces = np.flatnonzero((offsets[:, 0] < word.end()) & (offsets[:, 1] > word.start()))
+        pieces = np.flatnonzero(pieces_inside(offsets, word.start(), word.end()))
         if not len(pieces):
             close()
             continue

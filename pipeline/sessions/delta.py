@@ -88,22 +88,26 @@ def _family(pack: Pack, predicate: str) -> str:
     return {"period": "date", "future_date": "date", "full_name": "person_name"}.get(spec.normalizer, spec.normalizer)
 
 
-def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
-    """Whether two wordings read as the same value of a predicate ("1,200" and "1200.00")."""
+def _read(pack: Pack, predicate: str, text: str, today: date):
+    """What the words read as for a predicate (a day, a period's first and last day, a normalised value),
+    or None when its normaliser cannot read them."""
     spec = pack.value_spec(predicate)
     if spec.normalizer == "future_date":
-        da, db = dates.resolve_future_day(a, today), dates.resolve_future_day(b, today)
-        if da is not None and db is not None:
-            return da == db
-    elif spec.normalizer in ("date", "period"):
-        pa, pb = dates.resolve_period(a, today), dates.resolve_period(b, today)
-        if pa is not None and pb is not None:
-            return (pa.start, pa.end) == (pb.start, pb.end)
-    elif spec.normalizer in NORMALIZERS:
-        options = {"values": getattr(spec, "values", []), "synonyms": getattr(spec, "synonyms", {})}
-        na, nb = NORMALIZERS[spec.normalizer](a, **options), NORMALIZERS[spec.normalizer](b, **options)
-        if na is not None and nb is not None:
-            return na == nb
+        return dates.resolve_future_day(text, today)
+    if spec.normalizer in ("date", "period"):
+        period = dates.resolve_period(text, today)
+        return None if period is None else (period.start, period.end)
+    if spec.normalizer in NORMALIZERS:
+        return NORMALIZERS[spec.normalizer](text, values=getattr(spec, "values", []),
+                                            synonyms=getattr(spec, "synonyms", {}))
+    return None
+
+
+def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
+    """Whether two wordings read as the same value of a predicate ("1,200" and "1200.00")."""
+    ra, rb = _read(pack, predicate, a, today), _read(pack, predicate, b, today)
+    if ra is not None and rb is not None:
+        return ra == rb
     return a.strip().lower() == b.strip().lower()
 
 
@@ -120,19 +124,6 @@ def told_before(pack: Pack, state: SessionState, predicate: str) -> str | None:
         if len(kept) == 1:
             return next(iter(kept.values()))
     return None
-
-
-def _reads_whole(pack: Pack, predicate: str, text: str, today: date) -> bool:
-    """Whether the argument's normaliser reads the whole message: an answer whose words the span rules
-    cut apart (a quote for an apostrophe) is still read as one value."""
-    spec = pack.value_spec(predicate)
-    if spec.normalizer == "future_date":
-        return dates.resolve_future_day(text, today) is not None
-    if spec.normalizer in ("date", "period"):
-        return dates.resolve_period(text, today) is not None
-    reader = NORMALIZERS.get(spec.normalizer)
-    return reader is not None and reader(text, values=getattr(spec, "values", []),
-                                         synonyms=getattr(spec, "synonyms", {})) is not None
 
 
 def _covers_more(pack: Pack, predicate: str, text: str, today: date) -> bool:
@@ -288,7 +279,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         else:
             values = fresh(pending_goal, pending_arg, answering)
             free = _family(pack, pending_arg) in FREE_FAMILIES
-            if not values and not free and _reads_whole(pack, pending_arg, text, today):
+            if not values and not free and _read(pack, pending_arg, text, today) is not None:
                 values = [text.strip()]  # no span reads, the whole answer does ("1 o"clock in the afternoon")
             if free and _QUESTION.search(text):
                 values = []  # a question back ("do they have parking?") names nobody and nothing

@@ -80,6 +80,12 @@ def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
     return list(goals.values())
 
 
+def fresh_goal_ids(state: SessionState):
+    """Goal ids the session has not given yet, in order (g1, g2, ...)."""
+    taken = {g.goal_id for g in state.goals}
+    return (f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken)
+
+
 def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
     """Add the goals a later message's own translation asks for that the session lacks, under new ids; a
     reference to a goal the session has by that name points at the session's ("and call me about that
@@ -93,8 +99,7 @@ def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
     have = {g.goal: g.goal_id for g in state.goals}
     ids = {g.goal_id: have.get(g.goal) for g in found}
     added = [g for g in found if g.goal not in have]
-    taken = {g.goal_id for g in state.goals}
-    fresh = (f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken)
+    fresh = fresh_goal_ids(state)
     for given in added:
         ids[given.goal_id] = given.goal_id = next(fresh)
     for given in added:
@@ -302,8 +307,7 @@ class SessionEngine:
                     and pack.spec.apis[goal.api].produces in (spec.accepts_output or [])]
         if not searches:
             return False
-        taken = {g.goal_id for g in state.goals}
-        search = Given(goal_id=next(f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken), goal=searches[0])
+        search = Given(goal_id=next(fresh_goal_ids(state)), goal=searches[0])
         takes = {name.removeprefix("_") for name in goal_arguments(pack, search.goal)}
         for name in takes:
             words = waiting.values.get(name) or told_before(pack, state, name)

@@ -52,7 +52,7 @@ def test_the_span_head_reads_what_its_torch_twin_computes_and_proposes_runs_of_w
     torch.manual_seed(2)
     twin = tagger_module(3 * 384).eval()
     head = SpanHead({**tagger_weights(twin), "threshold": np.array(0.5)})
-    encoded = encode(["a table at Bella Notte for two"])[0]
+    encoded = encode(["two seats by the window at Copper Finch"])[0]
     with torch.no_grad():
         expected = torch.softmax(twin(torch.from_numpy(piece_features(encoded.pieces))), dim=1).numpy()
     got = head.piece_probabilities(encoded)
