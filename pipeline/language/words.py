@@ -13,6 +13,8 @@ from importlib import resources
 
 import yaml
 
+from pipeline.values.spans import TOKEN
+
 
 @lru_cache(maxsize=None)
 def word_list(name: str) -> frozenset[str]:
@@ -22,3 +24,29 @@ def word_list(name: str) -> frozenset[str]:
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise ValueError(f"lexicon/{name}.yaml: a `words:` list of strings is expected")
     return frozenset(w.strip().lower() for w in words)
+
+
+EDGE_WORDS = word_list("edge_words")
+REQUEST_WORDS = (EDGE_WORDS - {"of"}) | word_list("request_words")
+FUNCTION_WORDS = REQUEST_WORDS | word_list("function_words")
+PERSON_NOUNS = word_list("person_nouns")
+SUBJECT_PRONOUNS = word_list("subject_pronouns")
+NAME_LABELS = word_list("name_labels")
+
+
+def pack_words(pack) -> set[str]:
+    """The words the pack itself uses (its goals' and arguments' descriptions and examples; not the names
+    inside an example: "The Blue Heron" in "hold a booking at The Blue Heron" is a value)."""
+    if not hasattr(pack, "_words"):
+        texts = [g.description for g in pack.spec.goals.values()]
+        texts += [a.description for a in pack.spec.arguments.values()]
+        words = {w.lower() for t in texts for w in TOKEN.findall(t)}
+        for example in (e for g in pack.spec.goals.values() for e in g.examples):
+            words |= {w.lower() for i, w in enumerate(TOKEN.findall(example)) if i == 0 or not w[:1].isupper()}
+        object.__setattr__(pack, "_words", words)
+    return pack._words
+
+
+def goal_words(pack) -> set[str]:
+    """The words of the pack's goal names ("invoice", "create")."""
+    return {w for goal in pack.spec.goals for w in goal.split("_")}

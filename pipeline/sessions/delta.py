@@ -15,17 +15,19 @@ from dataclasses import dataclass
 from datetime import date
 
 from pipeline.language.values import link_values
-from pipeline.llm.grammar import (_FUNCTION_WORDS, _TOKEN, _asp_string, _literal, _naming_words, _written_as_name,
-                                  candidate_strings, value_readings)
+from pipeline.language.names import written_as_name
+from pipeline.language.readers import candidate_strings, reader, value_readings
+from pipeline.language.words import FUNCTION_WORDS
+from pipeline.llm.grammar import _asp_string, _literal, _naming_words
 from pipeline.llm.prompt import goal_arguments
 from pipeline.packs.pack import Pack
 from pipeline.sessions.records import SessionState
 from pipeline.values import dates
-from pipeline.values.normalizers import NORMALIZERS, _stem
+from pipeline.values.normalizers import _stem
+from pipeline.values.spans import TOKEN
 
 NO_CHANGE = "% the message gives no value"
 ASKED_SLOT_MARGIN = 0.05
-FREE_FAMILIES = {"lowercase_text", "title_text", "person_name"}  # any words could be one: taken only when asked for
 
 # Domain-independent examples (a pet clinic), as the opening's prompt has: they teach the delta's form.
 _EXAMPLES = """Facts so far:
@@ -84,23 +86,19 @@ class Slot:
 
 def _family(pack: Pack, predicate: str) -> str:
     """What kind of value a predicate takes: dates and periods are one family, names another."""
-    spec = pack.value_spec(predicate)
-    return {"period": "date", "future_date": "date", "full_name": "person_name"}.get(spec.normalizer, spec.normalizer)
+    return reader(pack.value_spec(predicate).normalizer).family
+
+
+def takes_any_words(pack: Pack, predicate: str) -> bool:
+    """Whether any words could be a value of the predicate (a name, free text): taken only when asked for."""
+    return reader(pack.value_spec(predicate).normalizer).free
 
 
 def _read(pack: Pack, predicate: str, text: str, today: date):
     """What the words read as for a predicate (a day, a period's first and last day, a normalised value),
-    or None when its normaliser cannot read them."""
+    or None when its reader cannot read them."""
     spec = pack.value_spec(predicate)
-    if spec.normalizer == "future_date":
-        return dates.resolve_future_day(text, today)
-    if spec.normalizer in ("date", "period"):
-        period = dates.resolve_period(text, today)
-        return None if period is None else (period.start, period.end)
-    if spec.normalizer in NORMALIZERS:
-        return NORMALIZERS[spec.normalizer](text, values=getattr(spec, "values", []),
-                                            synonyms=getattr(spec, "synonyms", {}))
-    return None
+    return reader(spec.normalizer).whole(text, spec, today)
 
 
 def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
@@ -193,8 +191,8 @@ def _closest_slot(pack: Pack, text: str, predicates: list[str]) -> str:
 
 def _bare_answer(text: str, values: list[str]) -> bool:
     """Whether the message is one of the values and nothing more (function words and punctuation aside)."""
-    words = {w.lower() for w in _TOKEN.findall(text)} - _FUNCTION_WORDS
-    return bool(words) and any(words <= {w.lower() for w in _TOKEN.findall(v)} for v in values)
+    words = {w.lower() for w in TOKEN.findall(text)} - FUNCTION_WORDS
+    return bool(words) and any(words <= {w.lower() for w in TOKEN.findall(v)} for v in values)
 
 
 def _has_value(pack: Pack, given, predicate: str) -> bool:
@@ -227,7 +225,7 @@ def correcting_slot(pack: Pack, state: SessionState, text: str) -> tuple[str, st
     choices = []
     for call in state.awaiting:
         for argument, value in call.args.items():
-            if isinstance(value, str) and _family(pack, argument) in FREE_FAMILIES:
+            if isinstance(value, str) and takes_any_words(pack, argument):
                 gid = next((g.goal_id for g in state.goals if argument in g.values or argument in g.normalized), None)
                 if gid is not None and (gid, argument) not in choices:
                     choices.append((gid, argument))
@@ -278,7 +276,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
                 break
         else:
             values = fresh(pending_goal, pending_arg, answering)
-            free = _family(pack, pending_arg) in FREE_FAMILIES
+            free = takes_any_words(pack, pending_arg)
             if not values and not free and _read(pack, pending_arg, text, today) is not None:
                 values = [text.strip()]  # no span reads, the whole answer does ("1 o"clock in the afternoon")
             if free and _QUESTION.search(text):
@@ -289,7 +287,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
                 # Free words may answer the question or fill another free slot ("put it under Maya Kim"
                 # asked for the restaurant): the slot whose description the message is closest to.
                 others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)]
-                others = [p for p in others if p != pending_arg and _family(pack, p) in FREE_FAMILIES
+                others = [p for p in others if p != pending_arg and takes_any_words(pack, p)
                           and fresh(pending_goal, p) and not _has_value(pack, by_id[pending_goal], p)]
                 chosen = _closest_slot(pack, text, [pending_arg, *others])
                 if chosen != pending_arg:
@@ -306,7 +304,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
     answered = bool(slots)
     for predicate, goal_ids in by_predicate.items():
         family = _family(pack, predicate)
-        free = family in FREE_FAMILIES
+        free = takes_any_words(pack, predicate)
         if family in taken or any(s.predicate == predicate for s in slots):
             continue
         if free and (state.awaiting is not None or _QUESTION.search(text)):
@@ -316,9 +314,9 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
             # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context.
             if family != "person_name" or any(predicate in extra.gives for extra in pack.spec.ir_extra.values()):
                 continue  # a part of a name ("Ruiz") is never one written whole
-            answer = {w.lower() for slot in slots for v in slot.values for w in _TOKEN.findall(v)}
-            named_values = {gid: [v for v in fresh(gid, predicate) if _written_as_name(v)  # and not the answer's
-                                  and not {w.lower() for w in _TOKEN.findall(v)} & answer] for gid in goal_ids}
+            answer = {w.lower() for slot in slots for v in slot.values for w in TOKEN.findall(v)}
+            named_values = {gid: [v for v in fresh(gid, predicate) if written_as_name(v)  # and not the answer's
+                                  and not {w.lower() for w in TOKEN.findall(v)} & answer] for gid in goal_ids}
             goal_ids = [gid for gid in goal_ids if named_values[gid] and not _has_value(pack, by_id[gid], predicate)]
             if goal_ids:
                 slots.append(Slot(goal_ids, predicate, named_values[goal_ids[0]], optional=False))

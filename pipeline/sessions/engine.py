@@ -27,7 +27,7 @@ from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import (FREE_FAMILIES, _family, clause_goals, correcting_slot, told_before,
+from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_slot, told_before,
                                      translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
@@ -73,9 +73,9 @@ def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
             goals[gid].turns[predicate] = turn
     for given in goals.values():
         for predicate, words in list(given.values.items()):
-            if _family(pack, predicate) in FREE_FAMILIES and any(
+            if takes_any_words(pack, predicate) and any(
                     _inside(words, other) for name, other in given.values.items()
-                    if name != predicate and _family(pack, name) in FREE_FAMILIES):
+                    if name != predicate and takes_any_words(pack, name)):
                 del given.values[predicate], given.turns[predicate]
     return list(goals.values())
 
@@ -139,9 +139,9 @@ def apply_delta(pack: Pack, state: SessionState, facts: list[tuple[str, str, str
                         given.values[part] = given.normalized[part]
         given.values[predicate] = words
         given.turns[predicate] = turn
-        if _family(pack, predicate) in FREE_FAMILIES:  # one span is one value, across turns too: an
+        if takes_any_words(pack, predicate):  # one span is one value, across turns too: an
             for name in [n for n, other in given.values.items()  # earlier reading of these words goes
-                         if n != predicate and given.turns.get(n, turn) < turn and _family(pack, n) in FREE_FAMILIES
+                         if n != predicate and given.turns.get(n, turn) < turn and takes_any_words(pack, n)
                          and (other.lower() == words.lower() or _inside(other, words))]:
                 del given.values[name], given.turns[name]
     return "answer" if answered else "switch" if changed else "jump" if given_new else "unrelated"
@@ -204,7 +204,7 @@ class SessionEngine:
         facts = delta.facts
         leaving = found & {"cancel", "human", "dont_know"}
         kept = [f for f in facts if (f[0], f[1]) == state.pending and not only_moves(str(f[2]), leaving)
-                or _family(pack, f[1]) not in FREE_FAMILIES]
+                or not takes_any_words(pack, f[1])]
         move = "replace" if replacing and added.ir else self._move(state, found, bool(kept) or goal_named)
         if move in ("cancel", "human", "dont_know"):
             facts = kept

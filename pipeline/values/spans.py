@@ -13,7 +13,7 @@ from pipeline.values import dates
 from pipeline.values.numbers import parse_amount
 
 MAX_SPAN_TOKENS = 10
-_TOKEN = re.compile(r"[^\W_]+")
+TOKEN = re.compile(r"[^\W_]+")
 _MAX_GAP = 3
 # A reference day for telling whether words are a date at all (which day they are does not matter here).
 _ANY_DAY = date(2024, 6, 15)
@@ -21,7 +21,7 @@ _ANY_DAY = date(2024, 6, 15)
 
 def request_spans(query: str, max_tokens: int = MAX_SPAN_TOKENS) -> list[tuple[int, int]]:
     """(start, end) of every run of 1..max_tokens consecutive tokens of the request."""
-    tokens = list(_TOKEN.finditer(query))
+    tokens = list(TOKEN.finditer(query))
     spans = []
     for i, first in enumerate(tokens):
         for j in range(i, min(len(tokens), i + max_tokens)):

@@ -137,7 +137,7 @@ def test_a_number_that_counts_nothing_is_no_count(packs):
 
     from pipeline.language.linking import linker_for
     from pipeline.language.values import _counts_the_span_head_sees
-    from pipeline.llm.grammar import value_readings
+    from pipeline.language.readers import value_readings
     from pipeline.packs.pack import load_pack
 
     pack = load_pack("lodging_9")
@@ -181,7 +181,7 @@ def test_the_gate_also_reads_the_words_around_the_names(packs):
 def test_a_year_is_read_from_the_words_that_name_it(packs):
     from datetime import date
 
-    from pipeline.llm.grammar import value_readings
+    from pipeline.language.readers import value_readings
     from pipeline.packs.pack import load_pack
 
     pack = load_pack("boats_3")

@@ -1,0 +1,100 @@
+"""Whether words may be a person's name, and which part of one a lone word is.
+
+A name is told apart by its form (capitals, whole words), by how common its words are in English (wordfreq's
+Zipf scale: "sure" is a word, "Priyanka" a name) and by what the pack itself says (its own words are no
+names); a label before it ("last name Shah", "Mr. Chen") says which part it is.
+
+>>> written_as_name("Ana Ruiz"), written_as_name("ana ruiz"), written_as_name("Ana")
+(True, False, False)
+>>> lone("Mr. Chen"), lone("Emma Wilson")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.language.words import FUNCTION_WORDS, NAME_LABELS, pack_words
+from pipeline.values.normalizers import _TITLES
+from pipeline.values.spans import TOKEN
+
+COMMON_WORD_ZIPF = 5.0  # a word this frequent in English ("sure", "wrong", "may") is no name in lower case
+LONE_NAME_ZIPF = 4.0  # a single word opening a sentence is a name only if rarer than this ("Priyanka", not "Haha")
+
+# A label or a title before a lone name says which part of a name it is ("last name Shah", "Mr. Chen").
+_PART_NAMED = r"\b(last|family|sur|first|given) ?name"  # the group: which part
+_LABEL_TAIL = r"\s*(?:is\s+|[:=]\s*)?"  # "last name Shah", "surname is Shah", "surname: Shah"
+_FAMILY_LABEL = re.compile(r"\b(?:(?:last|family|sur) ?name|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?" + _LABEL_TAIL + "$",
+                           re.IGNORECASE)
+PART_LABEL = re.compile(_PART_NAMED + _LABEL_TAIL + "$", re.IGNORECASE)
+_LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no preposition or article
+                            + r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
+
+
+def labelled_parts(text: str) -> set[int]:
+    """The parts of a name (0 given, 1 family) the text labels ("first name Ana", "surname: Ruiz")."""
+    return {0 if m.group(1).lower() in ("first", "given") else 1 for m in _LABELLED_NAME.finditer(text)}
+
+
+def lone(name: str) -> bool:
+    """Whether a name is one word, a title aside ("Maria", "Mr. Chen")."""
+    return len(TOKEN.findall(re.sub(_TITLES, "", name.strip(), flags=re.IGNORECASE))) == 1
+
+
+def lone_name_part(text: str, start: int, end: int) -> int:
+    """Which part of a name a lone word is: the family name (1) with a title or after a last-name label, else
+    the given name (0), as a person is called by it ("change Maria's phone")."""
+    titled = re.match(_TITLES, text[start:end], flags=re.IGNORECASE) is not None
+    return 1 if titled or _FAMILY_LABEL.search(text[:start]) else 0
+
+
+def name_part(pack, argument: str) -> int | None:
+    """The part of a whole name (0 given, 1 family) an argument is, when a full-name predicate gives it."""
+    for extra in pack.spec.ir_extra.values():
+        if extra.normalizer == "full_name" and argument in extra.gives:
+            return extra.gives.index(argument)
+    return None
+
+
+def written_as_name(value: str) -> bool:
+    """A whole name written as one ("Ana Ruiz"): two or more words, each capitalised. Once in a goal's
+    words it is the goal's person, so it is written, not left to the model."""
+    words = TOKEN.findall(value)
+    return len(words) >= 2 and all(w[:1].isupper() for w in words)
+
+
+def zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.lower(), "en")
+
+
+def _common_word(word: str) -> bool:
+    return zipf(word) >= COMMON_WORD_ZIPF
+
+
+def _beside_a_name_word(pack, text: str, start: int, end: int) -> bool:
+    """Whether the word before or after could be the other half of a name ("emma" in "emma wilson")."""
+    before = re.search(r"([^\W\d_]+)\s+$", text[:start])
+    after = re.match(r"\s+([^\W\d_]+)", text[end:])
+    return any(m and m.group(1).lower() not in FUNCTION_WORDS and not _common_word(m.group(1))
+               and m.group(1).lower() not in pack_words(pack) for m in (before, after))
+
+
+def could_be_name(pack, text: str, start: int, end: int) -> bool:
+    """Whether the words may be a person's name: whole words (not "Linda" inside linda.t@x.com, not the
+    "re" of "you're"), each capitalised or not a word of the language or of the pack ("her", "record",
+    "sure"); a capitalised common word opening a sentence ("Sorry, ...") is no name either."""
+    if re.match(r"[.@\-]\w", text[end:end + 2]) or (start and re.match(r"[\w.@'’\-]", text[start - 1])):
+        return False  # part of an address, a contraction or a compound ("in-laws")
+    opens_sentence = not text[:start].strip() or text[:start].rstrip()[-1] in ".!?"
+    words = TOKEN.findall(text[start:end])
+    if len(words) == 1 and opens_sentence and zipf(words[0]) >= LONE_NAME_ZIPF:  # "Haha, ...", "Sure"
+        return False
+    if len(words) == 1 and words[0].islower() and text.strip(" .,!?") != words[0] \
+            and not _beside_a_name_word(pack, text, start, end):
+        return False  # one word in lower case is a name only as a whole answer or part of a whole name
+    return all(w.lower() not in FUNCTION_WORDS and w.lower() not in NAME_LABELS
+               and not ((w[0].islower() or (i == 0 and opens_sentence)) and _common_word(w))
+               and (w[0].isupper() and not (i == 0 and opens_sentence) or w.lower() not in pack_words(pack)
+                    and not (len(w) > 4 and w.endswith(("ed", "ing")))) for i, w in enumerate(words))

@@ -1,0 +1,69 @@
+"""Which spans of a text may be free text naming a thing ("logo design", "The Blue Door", "18300 Carriage
+Drive"): short, without the words of the request itself, of a clause's subject or of another value.
+
+>>> t = "take me to 18300 Carriage Drive for 2"
+>>> [t[a:b] for a, b in addresses(t)], addresses("pay 500 Acme Corp")
+(['18300 Carriage Drive'], [])
+>>> whole_name_with_number("Big 4"), whole_name_with_number("4 people"), whole_name_with_number("Nopa")
+([(0, 5)], [], [])
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.language.names import written_as_name
+from pipeline.language.words import FUNCTION_WORDS, REQUEST_WORDS, SUBJECT_PRONOUNS, goal_words, word_list
+from pipeline.values.spans import TOKEN
+
+MAX_TEXT_SPAN_TOKENS = 6  # free text (an invoice's detail) is short
+
+
+def overlaps(span: tuple[int, int], others: list[tuple[int, int]]) -> bool:
+    """Whether the span shares a character with any of the others."""
+    return any(a < span[1] and span[0] < b for a, b in others)
+
+
+def phrases(pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans that may be free text naming a thing ("logo design"): short, without the words of a date, an
+    amount, a time or a contact (`claimed`), of the pack's goals ("invoice") or of the request itself
+    ("make", "for"), and without a clause's subject."""
+    found = []
+    for a, b in spans:
+        words = [w.lower() for w in TOKEN.findall(text[a:b])]
+        if a and text[a - 1] in "'’":  # the tail of "there'll", "it's"
+            continue
+        # A run of capitalised words (not "I") is a name, whatever words it is made of ("from New York", "at
+        # The Blue Door"): "new" or "the" there is no word of the request. A sentence's first capital alone
+        # says nothing; the capitals after it do.
+        plain = [] if written_as_name(text[a:b]) and "i" not in words else words
+        if (len(words) > MAX_TEXT_SPAN_TOKENS or plain and (plain[0] in FUNCTION_WORDS or plain[-1] in FUNCTION_WORDS)
+                or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(plain) & REQUEST_WORDS
+                or set(words) & goal_words(pack) or overlaps((a, b), claimed) or set(plain) & SUBJECT_PRONOUNS):
+            continue
+        found.append((a, b))
+    return found
+
+
+_ADDRESS = re.compile(r"\b\d+[A-Za-z]?\s+(?:[A-Z][\w'’.-]*\s+){0,4}(?P<last>[A-Z][A-Za-z]*)\b\.?")
+
+
+def addresses(text: str) -> list[tuple[int, int]]:
+    """A house number, capitalised words and a street type ("12 Elm St"): its number is no amount or count."""
+    out = []
+    for m in _ADDRESS.finditer(text):
+        words = m.group().split()
+        if len(words) >= 3 and m["last"].lower() in word_list("street_types"):
+            out.append((m.start(), m.start() + len(m.group().rstrip("."))))
+    return out
+
+
+def whole_name_with_number(text: str) -> list[tuple[int, int]]:
+    """The whole text, when it is nothing but a name written with capitals and a number in it ("Studio 54"):
+    an answer that names something, whose number counts nothing."""
+    words = list(TOKEN.finditer(text))
+    if not 1 < len(words) <= MAX_TEXT_SPAN_TOKENS or not any(w.group().isdigit() for w in words):
+        return []
+    if all(w.group().isdigit() or w.group()[0].isupper() for w in words):
+        return [(words[0].start(), words[-1].end())]
+    return []

@@ -1,0 +1,407 @@
+"""Value readers, one per normaliser type, in one table (`READERS`): what words each type of value can be
+read from, and what they read as. A reader finds, per argument, every span its type reads (`Readings`:
+the words and the value); it also reads a whole answer (`whole`: None when the words are no such value).
+The table also says how the type behaves downstream: its `family` (a day and a period are both dates), whether
+words that read are the value once present (`forced`: a date, an amount), and whether any words could be one
+(`free`: a name, free text), so no consumer compares normaliser names.
+
+>>> set(NORMALIZERS) <= set(READERS), sorted(set(READERS) - set(NORMALIZERS))
+(True, ['full_name', 'period'])
+>>> from pipeline.packs.pack import ArgumentType
+>>> reader("amount").whole("75 bucks", ArgumentType(normalizer="amount"), date(2026, 1, 1))
+'75.00'
+>>> reader("date").whole("march 2025", ArgumentType(normalizer="date"), date(2026, 1, 1))
+(datetime.date(2025, 3, 1), datetime.date(2025, 3, 31))
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from functools import cached_property
+
+from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
+from pipeline.language.phrases import addresses, overlaps, phrases, whole_name_with_number
+from pipeline.language.readings import Readings
+from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_words
+from pipeline.values import dates
+from pipeline.values.normalizers import NORMALIZERS, choice_spans, full_name
+from pipeline.values.numbers import format_amount, parse_amount
+from pipeline.values.spans import TOKEN, maximal, request_spans
+
+Span = tuple[int, int]
+
+_TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
+                        r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
+                        re.IGNORECASE)
+_ISO_DATE = re.compile(r"(?:19|20)\d\d-[01]?\d-[0-3]?\d")
+_CUT_CLOCK = re.compile(r":\d")  # what follows an hour cut off from its minutes
+_PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
+
+# A day after "by" or "before" is when the user needs something, not a value ("the auditor wants it by
+# monday"); and "now" alone is the moment of asking ("what i want now is ...").
+_DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
+# The time of an event the request tells of ("our board meeting on Friday", "the audit next week") is when
+# it happens, not a period of the records asked for.
+# So is the time of a talk the user tells of, after its verb and whom it was with ("i phoned the bank
+# yesterday"), but not after what it was about ("i phoned about the charge from yesterday").
+_EVENT_TIME = re.compile(r"(?:\b(?:meeting|appointment|call|trip|visit|presentation|interview|conference|audit|review|"
+                         r"deadline)s?\s+(?:is\s+|was\s+)?"
+                         r"|\b(?:called|phoned|rang|emailed|e-mailed|texted|messaged|spoke|talked|chatted)"
+                         r"(?:\s+(?!about\b|regarding\b|re\b|for\b|from\b|of\b|on\b|at\b|in\b)[\w'’]+){0,3}?\s+)"
+                         r"(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
+_OF_RECORDS = re.compile(r"(?:for|from|of|during|covering|over|through)\b", re.IGNORECASE)
+
+
+def _event_time(text: str, span: Span) -> bool:
+    """Whether the span is the time of an event the words just before it name ("the meeting on Friday"),
+    not a period it is for ("the review for May")."""
+    return _EVENT_TIME.search(text[:span[0]]) is not None and not _OF_RECORDS.match(text[span[0]:span[1]])
+
+
+def _is_contact(span: str) -> bool:
+    """A phone number, an email address or a long identifier ("0072 5518") and nothing else."""
+    if "@" in span:
+        return " " not in span.strip() and NORMALIZERS["email"](span) is not None
+    return (bool(_PHONE_LIKE.fullmatch(span.strip())) and len(re.sub(r"\D", "", span)) >= 7
+            and not _ISO_DATE.fullmatch(span.strip()))  # 1990-11-02 is a day, written the ISO way
+
+
+def _edge_word_adds_nothing(span: str) -> bool:
+    """Whether the span begins or ends with a word that is no part of its amount ("for 500", not "a grand")."""
+    words = TOKEN.findall(span)
+    if words[-1].lower() in EDGE_WORDS:
+        return True
+    if words[0].lower() in {"a", "an"}:  # "a grand" is 1000; "a 500" is 500
+        return parse_amount(span.split(None, 1)[1] if " " in span else "", whole=True) is not None
+    return words[0].lower() in EDGE_WORDS
+
+
+def smallest(readable: list[Span], values: dict) -> list[Span]:
+    """The words that make each reading: no span that reads the same with fewer words ("ring", not "give
+    me a ring"), and none inside a span that reads otherwise ("call" inside "video call"; "10 in the morning"
+    inside "quarter to 10 in the morning", itself read by "quarter to 10" with fewer words)."""
+    inside = lambda a, b: a != b and b[0] <= a[0] and a[1] <= b[1]  # noqa: E731
+    minimal = [a for a in readable if not any(inside(b, a) and values[b] == values[a] for b in readable)]
+
+    def outread(a: Span) -> bool:  # a wider reading disagrees, and agrees with another that shares a's words
+        return any(inside(a, b) and values[b] != values[a] and (b in minimal or any(
+            inside(c, b) and values[c] == values[b] and overlaps(c, [a]) for c in minimal)) for b in readable)
+    return [a for a in minimal if not outread(a)]
+
+
+def _without_breakdown(counts: list[Span], values: dict) -> list[Span]:
+    """A count that is the sum of the others is the total, and the others its parts ("nine people,
+    five grown-ups and four children"): only the total is a value."""
+    numbers = {sp: int(values[sp]) for sp in counts if str(values[sp]).isdigit()}
+    for sp, total in numbers.items():
+        parts = [n for other, n in numbers.items() if other != sp]
+        if len(parts) >= 2 and sum(parts) == total:
+            return [sp]
+    return counts
+
+
+class Scene:
+    """One text as every reader sees it: its spans, and the spans already known to be a day, an amount, a
+    time or a contact (whose words are no free text). Each part is worked out once, when first asked for."""
+
+    def __init__(self, pack, text: str, today: date):
+        self.pack, self.text, self.today = pack, text, today
+        self.spans = request_spans(text)
+        self.tokens = list(TOKEN.finditer(text))
+
+    def words(self, span: Span) -> str:
+        return self.text[span[0]:span[1]]
+
+    @cached_property
+    def contacts(self) -> list[Span]:
+        """The digits of a phone number or an email address: neither a date nor an amount."""
+        return [sp for sp in self.spans if _is_contact(self.words(sp))]
+
+    @cached_property
+    def plain(self) -> list[Span]:
+        return [sp for sp in self.spans if not overlaps(sp, self.contacts)]
+
+    @cached_property
+    def periods(self) -> dict[Span, dates.Period]:
+        """A number read as a year far from ours ("cost me 2400", "booking RD-8830") is no period."""
+        read = {sp: dates.resolve_period(self.words(sp), self.today) for sp in self.plain}
+        return {sp: p for sp, p in read.items() if p is not None and 1900 <= p.start.year <= 2199}
+
+    @cached_property
+    def timely(self) -> list[Span]:
+        return maximal(list(self.periods))
+
+    @cached_property
+    def readable_periods(self) -> list[Span]:
+        """The periods that are values: not a deadline's day, not the time of an event told of, not "now"."""
+        return [sp for sp in self.timely if not _DEADLINE.search(self.text[:sp[0]]) and not _event_time(self.text, sp)
+                and self.words(sp).lower() != "now"]
+
+    @cached_property
+    def amounts(self) -> list[Span]:
+        return [sp for sp in self.plain if parse_amount(self.words(sp), whole=True) is not None
+                and not _edge_word_adds_nothing(self.words(sp))]
+
+    @cached_property
+    def times(self) -> list[Span]:
+        read = {sp: NORMALIZERS["time"](self.words(sp)) for sp in self.plain if _TIME_MARK.search(self.words(sp))}
+        return smallest([sp for sp, t in read.items() if t is not None], read)
+
+    @cached_property
+    def claimed(self) -> list[Span]:
+        """Words of a day (a deadline's too), an amount, a contact or a time: no free text."""
+        return self.timely + self.amounts + self.contacts + self.times
+
+    @cached_property
+    def whole_names(self) -> list[Span]:
+        """Whole names of people ("Emma Wilson", not "Emma"); a lone word labelled as one part ("last name
+        Shah") is that part, not a whole name."""
+        text = self.text
+        return maximal([(a, b) for a, b in self.spans if len(TOKEN.findall(text[a:b])) <= 3
+                        and could_be_name(self.pack, text, a, b) and full_name(text[a:b]) is not None
+                        and not (lone(text[a:b]) and PART_LABEL.search(text[:a]))])
+
+    @cached_property
+    def person_names(self) -> list[Span]:
+        """Capitalised whole names, where the pack names people at all: no service or goods."""
+        if not any(extra.normalizer == "full_name" for extra in self.pack.spec.ir_extra.values()):
+            return []
+        return [sp for sp in self.whole_names if all(w[:1].isupper() for w in TOKEN.findall(self.words(sp)))]
+
+
+# Each reader: (scene, argument name, its spec) -> the argument's readings.
+
+def _period_spans(scene: Scene, name: str, spec) -> Readings:
+    found = Readings(name, scene.text)
+    for sp in scene.readable_periods:
+        found.add(sp)
+    return found
+
+
+def _full_name_spans(scene: Scene, name: str, spec) -> Readings:
+    """The whole name only: its parts are what the part arguments are for."""
+    found = Readings(name, scene.text)
+    for sp in scene.whole_names:
+        found.add(sp)
+    return found
+
+
+def _date_spans(scene: Scene, name: str, spec) -> Readings:
+    """A day, or a period's first (or, for an end date, last) day where a period-like fact gives the argument."""
+    found = Readings(name, scene.text)
+    given_by_period = any(name in extra.gives for extra in scene.pack.spec.ir_extra.values())
+    for sp in scene.readable_periods:
+        p = scene.periods[sp]
+        if not given_by_period and p.start != p.end:  # a day, unless a period gives the argument
+            continue
+        found.add(sp, dates.format_date(p.end if name == "end_date" else p.start))
+    return found
+
+
+def _lowercase_text_spans(scene: Scene, name: str, spec) -> Readings:
+    found, text = Readings(name, scene.text), scene.text
+    spans = maximal(phrases(scene.pack, text, scene.spans, scene.claimed))
+    # A person's name is no service while the request names something else ("invoice Ann Lee for
+    # the tile job"); alone it may be one ("bill them for Logo Design").
+    spans = [sp for sp in spans if not overlaps(sp, scene.person_names)] or spans
+    # Nor is a word for a person a thing: "an invoice for a client" says whom it is for, not what.
+    spans = [sp for sp in spans if not set(TOKEN.findall(text[sp[0]:sp[1]].lower())) <= PERSON_NOUNS]
+    for a, b in spans:
+        found.add((a, b), text[a:b].lower())
+    return found
+
+
+def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
+    """A proper name of a thing ("Bella Notte", "my landlord Tom Berg"): whole phrases, and the capitalised
+    run inside one ("Tom Berg"); an address or a name with a number in it, whole."""
+    found, text, pack = Readings(name, scene.text), scene.text, scene.pack
+    whole = [w for w in TOKEN.findall(text) if w.lower() not in FUNCTION_WORDS]
+    for a, b in maximal(phrases(pack, text, scene.spans, scene.claimed)):
+        words = TOKEN.findall(text[a:b])
+        if all(difflib.get_close_matches(w.lower(), pack_words(pack), n=1, cutoff=0.85) for w in words):
+            continue  # the pack's own words, or a misspelling of them ("reservaton")
+        if text[a:b].islower() and words != whole:  # lower case: only as a whole answer ("casa lupita")
+            continue
+        if text[max(a - 4, 0):a] == "The " and text[a:a + 1].isupper():
+            a -= 4  # a capitalised "The" is part of the name ("The Blue Door")
+        found.add((a, b))
+        for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
+            found.add((a + run.start(), a + run.end()))
+    for sp in addresses(text) + whole_name_with_number(text):  # its number is no amount or count
+        found.add(sp)
+    return found
+
+
+def _future_date_spans(scene: Scene, name: str, spec) -> Readings:
+    """A day ahead: the smallest words naming it, and the day."""
+    found = Readings(name, scene.text)
+    ahead = {sp: dates.resolve_future_day(scene.words(sp), scene.today) for sp in scene.plain}
+    for sp in maximal([sp for sp, d in ahead.items() if d is not None and not _TIME_MARK.search(scene.words(sp))]):
+        found.add(sp, dates.format_date(ahead[sp]))
+    return found
+
+
+def _digits_spans(scene: Scene, name: str, spec) -> Readings:
+    """An identifier: digits alone, not a year of a date nor a time."""
+    found, read = Readings(name, scene.text), NORMALIZERS["digits"]
+    for sp in maximal([sp for sp in scene.spans if read(scene.words(sp)) is not None
+                       and re.fullmatch(r"[\d\s\-]+", scene.words(sp))
+                       and not overlaps(sp, scene.readable_periods + scene.times)]):
+        found.add(sp, read(scene.words(sp)))
+    return found
+
+
+def _read_smallest(scene: Scene, name: str, pool: list[Span], normalize) -> tuple[list[Span], dict]:
+    values = {sp: normalize(scene.words(sp)) for sp in pool}
+    return smallest([sp for sp in pool if values[sp] is not None], values), values
+
+
+def _integer_spans(scene: Scene, name: str, spec) -> Readings:
+    """A count outside phone numbers, never part of a time or a date; only the total of a breakdown; a year
+    argument also reads the year a period names ("2013", "six years back")."""
+    found = Readings(name, scene.text)
+    pool = [sp for sp in scene.plain if not overlaps(sp, scene.times + scene.readable_periods)]
+    read, values = _read_smallest(scene, name, pool, NORMALIZERS["integer"])
+    for sp in _without_breakdown(read, values):
+        found.add(sp, values[sp])
+    if "year" in name.lower().split("_"):
+        for sp in scene.readable_periods:
+            p = scene.periods[sp]
+            if p.start == date(p.start.year, 1, 1) and p.end == date(p.start.year, 12, 31):
+                found.add(sp, str(p.start.year))
+    return found
+
+
+def _time_spans(scene: Scene, name: str, spec) -> Readings:
+    """A time says it is one ("8pm", "7:30", "at 7", "noon"): a bare number is a count. Nor is the hour of a
+    clock time written with its minutes a time of its own ("at 8" of "at 8:30")."""
+    found = Readings(name, scene.text)
+    pool = [sp for sp in scene.plain if _TIME_MARK.search(scene.words(sp)) and not _CUT_CLOCK.match(scene.text, sp[1])]
+    read, values = _read_smallest(scene, name, pool, NORMALIZERS["time"])
+    for sp in read:
+        found.add(sp, values[sp])
+    return found
+
+
+def _amount_spans(scene: Scene, name: str, spec) -> Readings:
+    """Spans that are wholly an amount, the longest ones ("1,250", not "250"), outside dates."""
+    found = Readings(name, scene.text)
+    for sp in maximal([sp for sp in scene.amounts if not overlaps(sp, scene.readable_periods)]):
+        found.add(sp, format_amount(parse_amount(scene.words(sp), whole=True)))
+    return found
+
+
+def choice_readings(spec, text: str, tokens: list[re.Match], found: Readings) -> Readings:
+    """The words that name a listed value ("ring" -> phone, "video call" -> video), not a sentence around
+    them, and the values they name."""
+    for first, last, value in choice_spans([t.group() for t in tokens], spec.values, spec.synonyms):
+        found.add((tokens[first].start(), tokens[last].end()), value)
+    return found
+
+
+def _choice_spans(scene: Scene, name: str, spec) -> Readings:
+    return choice_readings(spec, scene.text, scene.tokens, Readings(name, scene.text))
+
+
+def _normalised(scene: Scene, name: str, spec) -> dict[Span, object]:
+    normalize = NORMALIZERS[spec.normalizer]
+    return {sp: normalize(scene.words(sp), values=spec.values, synonyms=spec.synonyms) for sp in scene.spans}
+
+
+def _person_name_spans(scene: Scene, name: str, spec) -> Readings:
+    """Never the words of a date, a time or a contact; a name on its own of one word is only the part of a
+    whole name it is ("Maria", "Mr. Chen")."""
+    found, values = Readings(name, scene.text), _normalised(scene, name, spec)
+    readable = [sp for sp in scene.spans if values[sp] is not None and len(TOKEN.findall(scene.words(sp))) <= 3
+                and could_be_name(scene.pack, scene.text, *sp) and not overlaps(sp, scene.claimed)]
+    part = name_part(scene.pack, name)
+    if part is not None:
+        single = [w for w in maximal(readable) if lone(values[w]) and lone_name_part(scene.text, *w) != part]
+        readable = [sp for sp in readable if not overlaps(sp, single)]
+    for sp in readable:
+        found.add(sp, values[sp])
+    return found
+
+
+def _normalised_spans(scene: Scene, name: str, spec) -> Readings:
+    """Any span the normaliser reads, by its smallest words (an email address, a phone number)."""
+    found, values = Readings(name, scene.text), _normalised(scene, name, spec)
+    for sp in smallest([sp for sp in scene.spans if values[sp] is not None], values):
+        found.add(sp, values[sp])
+    return found
+
+
+# Each whole-answer reader: (words, spec, today) -> the value, or None.
+
+def _whole_normalised(text: str, spec, today: date):
+    return NORMALIZERS[spec.normalizer](text, values=getattr(spec, "values", []), synonyms=getattr(spec, "synonyms", {}))
+
+
+def _whole_period(text: str, spec, today: date):
+    period = dates.resolve_period(text, today)
+    return None if period is None else (period.start, period.end)
+
+
+def _whole_future_day(text: str, spec, today: date):
+    return dates.resolve_future_day(text, today)
+
+
+def _whole_none(text: str, spec, today: date):
+    return None
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How one type of value is read. `family`: which types hold alike values (a day and a period);
+    `forced`: words that read are the value, written once present (the model picks which); `free`: any
+    words could be one, so they are taken only when asked for."""
+    spans: Callable[[Scene, str, object], Readings]
+    whole: Callable[[str, object, date], object]
+    family: str
+    forced: bool = False
+    free: bool = False
+
+
+READERS: dict[str, Reader] = {
+    "date": Reader(_date_spans, _whole_period, "date", forced=True),
+    "period": Reader(_period_spans, _whole_period, "date", forced=True),  # an IR predicate giving two dates
+    "future_date": Reader(_future_date_spans, _whole_future_day, "date"),
+    "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True),
+    "integer": Reader(_integer_spans, _whole_normalised, "integer"),
+    "time": Reader(_time_spans, _whole_normalised, "time"),
+    "digits": Reader(_digits_spans, _whole_normalised, "digits"),
+    "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True),
+    "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True),
+    "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),
+    "lowercase_text": Reader(_lowercase_text_spans, _whole_normalised, "lowercase_text", free=True),
+    "title_text": Reader(_title_text_spans, _whole_normalised, "title_text", free=True),
+    "person_name": Reader(_person_name_spans, _whole_normalised, "person_name", free=True),
+    "full_name": Reader(_full_name_spans, _whole_none, "person_name", free=True),  # an IR predicate giving a name's parts
+}
+
+
+def reader(normalizer: str) -> Reader:
+    """The reader of a normaliser type; a clear error for one no reader is registered for."""
+    try:
+        return READERS[normalizer]
+    except KeyError:
+        raise ValueError(f"no value reader for normaliser {normalizer!r} (known: {', '.join(sorted(READERS))})") from None
+
+
+def value_readings(pack, text: str, today: date) -> dict[str, Readings]:
+    """What the rules read: per argument (and period-like IR predicate), each span its type reads and the
+    value it reads as."""
+    scene = Scene(pack, text, today)
+    found = {name: reader(extra.normalizer).spans(scene, name, extra) for name, extra in pack.spec.ir_extra.items()}
+    found.update({name: reader(spec.normalizer).spans(scene, name, spec) for name, spec in pack.spec.arguments.items()})
+    return found
+
+
+def candidate_strings(readings: dict[str, Readings]) -> dict[str, list[str]]:
+    """Per argument, the kept readings' words and values (what the grammar may write)."""
+    return {name: found.strings() for name, found in readings.items()}
+

@@ -1,0 +1,46 @@
+"""The value readers' table: every type a pack may name has one reader, an unknown type is a clear error,
+and the table (not a consumer's comparison of names) decides how a type behaves downstream."""
+
+from datetime import date
+
+import pytest
+
+from pipeline.authoring.validate import IR_EXTRA_NORMALIZERS
+from pipeline.language.readers import READERS, reader, value_readings
+from pipeline.packs.pack import ArgumentType, load_pack
+from pipeline.values.normalizers import NORMALIZERS
+
+TODAY = date(2024, 10, 15)
+
+
+def test_every_type_a_pack_may_name_has_a_reader():
+    assert set(NORMALIZERS) | set(IR_EXTRA_NORMALIZERS) == set(READERS)
+
+
+def test_an_unknown_type_is_a_clear_error():
+    with pytest.raises(ValueError, match="no value reader for normaliser 'colour'.*amount"):
+        reader("colour")
+
+
+def test_a_whole_answer_reads_by_its_type():
+    day = ArgumentType(normalizer="future_date")
+    assert reader("future_date").whole("next friday", day, TODAY) == date(2024, 10, 18)
+    assert reader("period").whole("last quarter", None, TODAY) == (date(2024, 7, 1), date(2024, 9, 30))
+    assert reader("phone").whole("call me at 555 010 7788", ArgumentType(normalizer="phone"), TODAY) is not None
+    assert reader("full_name").whole("Ana Ruiz", None, TODAY) is None  # its parts are read, not the whole
+
+
+def test_the_table_says_which_types_are_alike_and_which_any_words_could_be():
+    assert {reader(n).family for n in ("date", "period", "future_date")} == {"date"}
+    assert reader("full_name").family == reader("person_name").family
+    assert [n for n, r in READERS.items() if r.free] == ["lowercase_text", "title_text", "person_name", "full_name"]
+    assert reader("amount").forced and not reader("integer").forced
+
+
+def test_each_argument_is_read_by_its_own_types_reader():
+    tables = load_pack("restaurant_reservation")
+    found = value_readings(tables, "a table for 4 at 7:30pm next friday", TODAY)
+    assert set(found) == set(tables.spec.arguments) | set(tables.spec.ir_extra)
+    kept = {name: {r.value for r in readings.items} for name, readings in found.items()}
+    assert "4" in kept["party_size"] and "19:30" in kept["reservation_time"]
+    assert "4" not in kept["reservation_time"] and "19:30" not in kept["party_size"]
