@@ -23,7 +23,7 @@ Each slot is read by a normaliser inferred from the schema's own words, by these
 9. anything else (places, venues, titles, addresses, free words) -> `title_text`, kept as written.
 
 Hand additions live in `domains/<pack>/overlay.yaml` beside the generated pack and survive a re-import:
-goal `examples` and `description`, `out_of_scope` requests, `max_goals`, and per argument `description`,
+goal `examples` and `description`, `out_of_scope` requests, `max_goals`, `lexicon`, and per argument `description`,
 `question`, `normalizer`, `values`, `synonyms`, `examples`.
 """
 
@@ -92,6 +92,7 @@ class Overlay(StrictModel):
     description: str | None = None
     max_goals: int | None = Field(None, ge=1, le=3)
     out_of_scope: list[str] | None = None
+    lexicon: dict[str, list[str]] | None = None
     goals: dict[str, GoalOverlay] = {}
     arguments: dict[str, ArgumentOverlay] = {}
 
@@ -165,7 +166,7 @@ def _check_names(service: SgdService) -> None:
 
 
 def apply_overlay(spec: dict, overlay: Overlay, source: Path) -> None:
-    for key in ("description", "max_goals", "out_of_scope"):
+    for key in ("description", "max_goals", "out_of_scope", "lexicon"):
         if getattr(overlay, key) is not None:
             spec[key] = getattr(overlay, key)
     for name, goal in overlay.goals.items():

@@ -11,6 +11,7 @@ from clingo.ast import ASTType
 from pydantic import BaseModel
 from unified_planning.io import PDDLReader
 
+from pipeline.language.words import known_lists
 from pipeline.packs.flows import FlowSpecError, check_flow_domain, plan_violations
 from pipeline.packs.pack import Pack, PackError, load_pack
 from pipeline.records import CheckedIR, IRFact, StageError
@@ -108,6 +109,10 @@ def _check_spec(pack: Pack) -> list[Problem]:
                                                         f"{extra.normalizer!r} (known: {', '.join(IR_EXTRA_NORMALIZERS)})")
         if extra_name in spec.arguments:
             report(f"ir_extra.{extra_name}", f"IR predicate _{extra_name} is also an argument")
+    for list_name in spec.lexicon:
+        if list_name not in known_lists():
+            report(f"lexicon.{list_name}", f"lexicon: no English word list {list_name!r} to add words to "
+                                           f"(known: {', '.join(known_lists())})")
     return out
 
 

@@ -21,12 +21,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
 from pipeline.language.phrases import addresses, overlaps, phrases, whole_name_with_number
 from pipeline.language.readings import Readings
-from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_words
+from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words
 from pipeline.values import dates
 from pipeline.values.normalizers import NORMALIZERS, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
@@ -44,22 +44,26 @@ _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 # A day after "by" or "before" is when the user needs something, not a value ("the auditor wants it by
 # monday"); and "now" alone is the moment of asking ("what i want now is ...").
 _DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
-# The time of an event the request tells of ("our board meeting on Friday", "the audit next week") is when
-# it happens, not a period of the records asked for.
+# The time of an event the request tells of ("our board meeting on Friday") is when it happens, not a
+# period of the records asked for (the event nouns: English ones and the pack's own, `lexicon.event_nouns`).
 # So is the time of a talk the user tells of, after its verb and whom it was with ("i phoned the bank
 # yesterday"), but not after what it was about ("i phoned about the charge from yesterday").
-_EVENT_TIME = re.compile(r"(?:\b(?:meeting|appointment|call|trip|visit|presentation|interview|conference|audit|review|"
-                         r"deadline)s?\s+(?:is\s+|was\s+)?"
-                         r"|\b(?:called|phoned|rang|emailed|e-mailed|texted|messaged|spoke|talked|chatted)"
-                         r"(?:\s+(?!about\b|regarding\b|re\b|for\b|from\b|of\b|on\b|at\b|in\b)[\w'’]+){0,3}?\s+)"
-                         r"(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
+@lru_cache(maxsize=64)
+def _event_time_pattern(nouns: frozenset[str]) -> re.Pattern:
+    return re.compile(r"(?:\b(?:" + "|".join(map(re.escape, sorted(nouns))) + r")s?\s+(?:is\s+|was\s+)?"
+                      r"|\b(?:called|phoned|rang|emailed|e-mailed|texted|messaged|spoke|talked|chatted)"
+                      r"(?:\s+(?!about\b|regarding\b|re\b|for\b|from\b|of\b|on\b|at\b|in\b)[\w'’]+){0,3}?\s+)"
+                      r"(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
+
+
 _OF_RECORDS = re.compile(r"(?:for|from|of|during|covering|over|through)\b", re.IGNORECASE)
 
 
-def _event_time(text: str, span: Span) -> bool:
+def _event_time(pack, text: str, span: Span) -> bool:
     """Whether the span is the time of an event the words just before it name ("the meeting on Friday"),
-    not a period it is for ("the review for May")."""
-    return _EVENT_TIME.search(text[:span[0]]) is not None and not _OF_RECORDS.match(text[span[0]:span[1]])
+    not a period it is for ("the meeting notes for May")."""
+    told = _event_time_pattern(pack_word_list(pack, "event_nouns")).search(text[:span[0]])
+    return told is not None and not _OF_RECORDS.match(text[span[0]:span[1]])
 
 
 def _is_contact(span: str) -> bool:
@@ -138,7 +142,7 @@ class Scene:
     @cached_property
     def readable_periods(self) -> list[Span]:
         """The periods that are values: not a deadline's day, not the time of an event told of, not "now"."""
-        return [sp for sp in self.timely if not _DEADLINE.search(self.text[:sp[0]]) and not _event_time(self.text, sp)
+        return [sp for sp in self.timely if not _DEADLINE.search(self.text[:sp[0]]) and not _event_time(self.pack, self.text, sp)
                 and self.words(sp).lower() != "now"]
 
     @cached_property

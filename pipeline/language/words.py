@@ -26,6 +26,17 @@ def word_list(name: str) -> frozenset[str]:
     return frozenset(w.strip().lower() for w in words)
 
 
+def known_lists() -> list[str]:
+    """The names of the English word lists (`lexicon/<name>.yaml`)."""
+    return sorted(p.name[:-5] for p in resources.files("pipeline.language").joinpath("lexicon").iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+def pack_word_list(pack, name: str) -> frozenset[str]:
+    """An English word list with the words the pack adds to it (its `lexicon:` section)."""
+    return word_list(name) | {w.strip().lower() for w in pack.spec.lexicon.get(name, [])}
+
+
 EDGE_WORDS = word_list("edge_words")
 REQUEST_WORDS = (EDGE_WORDS - {"of"}) | word_list("request_words")
 FUNCTION_WORDS = REQUEST_WORDS | word_list("function_words")

@@ -145,6 +145,9 @@ class PackSpec(StrictModel):
     http_auth: HttpAuth | None = None
     max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
                                                       "conversation follows one flow)")
+    lexicon: dict[str, list[str]] = Field({}, description="words this pack adds to a list of the English layer "
+                                          "(pipeline/language/lexicon/NAME.yaml), by the list's name: its "
+                                          "domain's words, so the English lists stay domain-free")
 
 
 class Pack(BaseModel):

@@ -118,3 +118,12 @@ def test_a_template_syntax_error_points_at_its_line(pack_copy):
     lines[2] += " {% for x in %}"
     template.write_text("\n".join(lines))
     assert any(p.startswith(f"{template}:3: template syntax") for p in problems())
+
+
+def test_a_lexicon_list_the_english_layer_does_not_have(pack_copy):
+    yaml_file = pack_copy / "domains/quickbooks/pack.yaml"
+    edit(yaml_file, "  event_nouns: [", "  event_noun: [")
+    line = line_of(yaml_file, "event_noun: [")
+    found = problems()
+    assert any(p.startswith(f"{yaml_file}:{line}: lexicon: no English word list 'event_noun'") and "event_nouns" in p
+               for p in found), found

@@ -44,3 +44,13 @@ def test_each_argument_is_read_by_its_own_types_reader():
     kept = {name: {r.value for r in readings.items} for name, readings in found.items()}
     assert "4" in kept["party_size"] and "19:30" in kept["reservation_time"]
     assert "4" not in kept["reservation_time"] and "19:30" not in kept["party_size"]
+
+
+def test_a_pack_brings_its_own_words_to_the_english_lists():
+    """The quickbooks pack adds its event nouns: the time of its audit is when the audit happens, not a period
+    of the records; without the pack's words the same time is a period."""
+    books = load_pack("quickbooks")
+    text = "the audit next week: expenses please"
+    assert [r.text for r in value_readings(books, text, TODAY)["period"].items] == []
+    bare = books.model_copy(update={"spec": books.spec.model_copy(update={"lexicon": {}})})
+    assert [r.text for r in value_readings(bare, text, TODAY)["period"].items] == ["next week"]
