@@ -365,6 +365,11 @@ class SessionEngine:
         if reply.kind not in ("ask", "confirm"):
             state.strikes = 0
             return reply
+        if reply.kind == "confirm":  # a read-back turned down, then offered unchanged after other questions
+            offered = sum(1 for t in state.turns if t.reply is not None and t.reply.kind == "confirm"
+                          and t.reply.calls == reply.calls)
+            if offered >= MAX_STRIKES:
+                return self._handoff(state, pack, f"you turned down the same read-back {offered} times")
         last = state.turns[-1].reply if state.turns else None
         same = last is not None and last.kind == reply.kind and last.slot == reply.slot and last.calls == reply.calls
         if not same:

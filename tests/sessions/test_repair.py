@@ -63,6 +63,21 @@ def test_a_bare_no_is_asked_about_once_then_handed_off_with_nothing_booked(engin
     assert "Casa Verde" in third.text  # what it had so far goes to the person
 
 
+def test_a_read_back_turned_down_with_nothing_new_is_not_offered_a_third_time(engine):
+    """A no that repeats a value the read-back already has changes nothing: after the questions it may
+    raise again, the same read-back comes back; turned down twice, the session goes to a person instead of
+    going round again."""
+    state, first = read_back(engine)
+    answers = {"contact_name": "Noor Haddad", "contact_phone": "312-555-0147", "restaurant_name": "Casa Verde"}
+    reply, sent = engine.reply(state, "no, that's not right. Casa Verde"), 1
+    while reply.kind in ("ask", "confirm") and sent < 10:
+        reply = engine.reply(state, answers[reply.slot] if reply.kind == "ask" else "no, that's not right. Casa Verde")
+        sent += 1
+    assert reply.kind == "handoff" and "turned down the same read-back" in reply.text, reply.text
+    assert sum(1 for t in state.turns if t.reply.kind == "confirm" and t.reply.calls == first.calls) == 2
+    assert "book_table" not in [c.api for c in state.executed]
+
+
 def test_cancel_ends_the_session_and_nothing_more_runs(engine):
     state = engine.open(DOMAIN, TODAY)
     assert engine.reply(state, OPENING).kind == "ask"
