@@ -86,6 +86,31 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
     return result
 
 
+def _feeds(pack: Pack, goal: str, spec: ArgumentType) -> bool:
+    """Whether the goal's output is something the argument accepts."""
+    return pack.spec.apis[pack.spec.goals[goal].api].produces in spec.accepts_output
+
+
+def _feeds_any(pack: Pack, goal: str, other: str) -> bool:
+    """Whether some argument of the other goal accepts the goal's output."""
+    return any(_feeds(pack, goal, pack.spec.arguments[a]) for a in pack.goal_takes(other) if a in pack.spec.arguments)
+
+
+def _may_take(pack: Pack, goals: list[str], position: int, other: int, spec: ArgumentType) -> bool:
+    """Whether an argument of the goal at `position` may name the goal at `other` (1-based): its output is
+    something the argument accepts, and, where each goal could take the other's output (a search and a
+    booking of one service), the data flows one way only, or a reference each way would be a circle no
+    plan satisfies: from a call without effects to one with them (the search feeds the booking), and
+    between two alike (two searches) from the earlier to the later."""
+    goal, source = goals[position - 1], goals[other - 1]
+    if not _feeds(pack, source, spec):
+        return False
+    if not _feeds_any(pack, goal, source):
+        return True
+    effects = [pack.spec.apis[pack.spec.goals[g].api].effects for g in (goal, source)]
+    return effects == [True, False] or (effects[0] == effects[1] and other < position)
+
+
 def _referred_to(pack: Pack, source: str, goals: list[str], outputs: list[int], has_value: bool) -> list[int]:
     """Of the goals (1-based positions) whose output an argument may take, those its words refer to: the
     ones they name ("a call over the spending report" is about the report, not the invoice); with none
@@ -176,7 +201,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         if spec is not None and spec.accepts_output and count > 1:
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
             outputs = [k for k in range(1, count + 1) if k != position and (
-                not fixed or pack.spec.apis[pack.spec.goals[goals[k - 1]].api].produces in spec.accepts_output)]
+                not fixed or _may_take(pack, goals, position, k, spec))]
             if fixed and sources:
                 outputs = _referred_to(pack, sources[position - 1], goals, outputs, bool(options))
             options += [_literal(f"g{k}") for k in outputs]
