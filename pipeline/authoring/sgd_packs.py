@@ -53,19 +53,30 @@ def _name_words(name: str) -> list[str]:
     return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|\d+", name)]
 
 
-def flag_synonyms(slot: str, goal_words: set[str]) -> dict[str, list[str]]:
+_YES_OR_NO = re.compile(r"_(?:yes_(?:or_)?no|or_not)$")
+
+
+def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = frozenset()) -> dict[str, list[str]]:
     """What reads a yes/no flag: yes and no, and the feature its name names ("pets_allowed": "pets", "pet";
     "shared_ride": "shared ride", "shared"), negated for False ("no pets", "without wifi"). The words that
     only build a flag's name ("has", "allowed": `lexicon/flag_glue.yaml`) name no feature, and neither does
-    a word of the service's own goals ("ride" of a ride service: asking for one is no shared ride).
+    a word of the service's own goals ("ride" of a ride service: asking for one is no shared ride), nor,
+    where the name has another word, one the service's other slots are named by (`subject_words`: the
+    "attraction" of "free_attraction" beside "attraction_category": any request for attractions says it).
 
     >>> flag_synonyms("pets_allowed", {"find", "apartment"})["True"]
     ['yes', 'true', 'pets', 'pet']
     >>> flag_synonyms("shared_ride", {"get", "ride"})["True"], flag_synonyms("has_wifi", set())["False"][2:5]
     (['yes', 'true', 'shared', 'shared ride'], ['no wifi', 'without wifi', 'not wifi'])
+    >>> flag_synonyms("free_attraction", {"find", "places"}, {"attraction", "category", "city"})["True"]
+    ['yes', 'true', 'free', 'free attraction']
+    >>> flag_synonyms("wifi_yes_or_no", set())["True"], flag_synonyms("live_music_flag", set())["True"]
+    (['yes', 'true', 'wifi'], ['yes', 'true', 'music'])
     """
-    named = [w for w in _name_words(slot) if w not in word_list("flag_glue")]
+    asked = _YES_OR_NO.sub("", slot) or slot  # "wifi_yes_or_no" names the wifi, not a yes or a no
+    named = [w for w in _name_words(asked) if w not in word_list("flag_glue")]
     feature = [w for w in named if w not in goal_words]
+    feature = [w for w in feature if w not in subject_words] or feature
     forms = [f for w in feature for f in ([w, w[:-1]] if w.endswith("s") and len(w) > 3 else [w])]
     phrase = [p for p in ([" ".join(named)] if len(named) > 1 and feature else []) if p not in forms]
     return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *phrase],
@@ -224,7 +235,8 @@ def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overl
         if normalizer == "choice":
             argument["values"] = list(slot.possible_values)
             if set(slot.possible_values) <= set(BOOLEAN_SYNONYMS):
-                flags = flag_synonyms(slot_name, {w for i in service.intents for w in _name_words(i.name)})
+                others = {w for other in slots if other != slot_name for w in _name_words(other)}
+                flags = flag_synonyms(slot_name, {w for i in service.intents for w in _name_words(i.name)}, others)
                 argument["synonyms"] = {v: flags[v] for v in slot.possible_values}
         producers = [f"{goal_of[i.name]}_result" for i in service.intents if slot_name in i.result_slots]
         if producers:

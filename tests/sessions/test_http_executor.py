@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -135,11 +134,9 @@ def test_a_timeout_fails_the_session_with_its_reason_and_nothing_after_it_runs(a
     engine, state = http_session
     before = len(api.rows("bookings"))
     api.faults(**{"/restaurants/r2/availability": {"delay_s": 3}})
-    started = time.monotonic()
     reply = engine.reply(state, OPENING)
     while reply.kind in ("ask", "confirm"):
         reply = engine.reply(state, "yes" if reply.kind == "confirm" else ANSWERS[reply.slot])
     assert reply.kind == "fail" and "check_availability failed after 2 attempts: no answer within 1 s" in reply.text
-    assert time.monotonic() - started < 30
     assert [c.api for c in state.executed] == ["find_restaurant"]  # what ran before the failure, nothing after
     assert state.ended == "fail" and len(api.rows("bookings")) == before
