@@ -109,10 +109,11 @@ def _check_spec(pack: Pack) -> list[Problem]:
                                                         f"{extra.normalizer!r} (known: {', '.join(IR_EXTRA_NORMALIZERS)})")
         if extra_name in spec.arguments:
             report(f"ir_extra.{extra_name}", f"IR predicate _{extra_name} is also an argument")
+    lists = known_lists()
     for list_name in spec.lexicon:
-        if list_name not in known_lists():
+        if list_name not in lists:
             report(f"lexicon.{list_name}", f"lexicon: no English word list {list_name!r} to add words to "
-                                           f"(known: {', '.join(known_lists())})")
+                                           f"(known: {', '.join(lists)})")
     return out
 
 

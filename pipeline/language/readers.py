@@ -259,7 +259,7 @@ def _digits_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
-def _read_smallest(scene: Scene, name: str, pool: list[Span], normalize) -> tuple[list[Span], dict]:
+def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span], dict]:
     values = {sp: normalize(scene.words(sp)) for sp in pool}
     return smallest([sp for sp in pool if values[sp] is not None], values), values
 
@@ -269,7 +269,7 @@ def _integer_spans(scene: Scene, name: str, spec) -> Readings:
     argument also reads the year a period names ("2013", "six years back")."""
     found = Readings(name, scene.text)
     pool = [sp for sp in scene.plain if not overlaps(sp, scene.times + scene.readable_periods)]
-    read, values = _read_smallest(scene, name, pool, NORMALIZERS["integer"])
+    read, values = _read_smallest(scene, pool, NORMALIZERS["integer"])
     for sp in _without_breakdown(read, values):
         found.add(sp, values[sp])
     if "year" in name.lower().split("_"):
@@ -285,7 +285,7 @@ def _time_spans(scene: Scene, name: str, spec) -> Readings:
     clock time written with its minutes a time of its own ("at 8" of "at 8:30")."""
     found = Readings(name, scene.text)
     pool = [sp for sp in scene.plain if _TIME_MARK.search(scene.words(sp)) and not _CUT_CLOCK.match(scene.text, sp[1])]
-    read, values = _read_smallest(scene, name, pool, NORMALIZERS["time"])
+    read, values = _read_smallest(scene, pool, NORMALIZERS["time"])
     for sp in read:
         found.add(sp, values[sp])
     return found
@@ -311,7 +311,7 @@ def _choice_spans(scene: Scene, name: str, spec) -> Readings:
     return choice_readings(spec, scene.text, scene.tokens, Readings(name, scene.text))
 
 
-def _normalised(scene: Scene, name: str, spec) -> dict[Span, object]:
+def _normalised(scene: Scene, spec) -> dict[Span, object]:
     normalize = NORMALIZERS[spec.normalizer]
     return {sp: normalize(scene.words(sp), values=spec.values, synonyms=spec.synonyms) for sp in scene.spans}
 
@@ -319,7 +319,7 @@ def _normalised(scene: Scene, name: str, spec) -> dict[Span, object]:
 def _person_name_spans(scene: Scene, name: str, spec) -> Readings:
     """Never the words of a date, a time or a contact; a name on its own of one word is only the part of a
     whole name it is ("Maria", "Mr. Chen")."""
-    found, values = Readings(name, scene.text), _normalised(scene, name, spec)
+    found, values = Readings(name, scene.text), _normalised(scene, spec)
     readable = [sp for sp in scene.spans if values[sp] is not None and len(TOKEN.findall(scene.words(sp))) <= 3
                 and could_be_name(scene.pack, scene.text, *sp) and not overlaps(sp, scene.claimed)]
     part = name_part(scene.pack, name)
@@ -333,7 +333,7 @@ def _person_name_spans(scene: Scene, name: str, spec) -> Readings:
 
 def _normalised_spans(scene: Scene, name: str, spec) -> Readings:
     """Any span the normaliser reads, by its smallest words (an email address, a phone number)."""
-    found, values = Readings(name, scene.text), _normalised(scene, name, spec)
+    found, values = Readings(name, scene.text), _normalised(scene, spec)
     for sp in smallest([sp for sp in scene.spans if values[sp] is not None], values):
         found.add(sp, values[sp])
     return found

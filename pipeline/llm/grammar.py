@@ -27,8 +27,6 @@ from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
 
 MAX_GOALS = 3
-
-
 NONE_LINE = "% no goal of this domain covers the request"
 
 
@@ -76,8 +74,7 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
     naming = set().union(*(_naming_words(pack, g) for g in others)) if others else set()
     result = dict(candidates)
     for name, spec in pack.spec.arguments.items():
-        if spec.normalizer != "choice" or not any(
-                pack.spec.apis[pack.spec.goals[g].api].produces in spec.accepts_output for g in others):
+        if spec.normalizer != "choice" or not any(_feeds(pack, g, spec) for g in others):
             continue
         # The candidates are the words and the values they read as; a value may be written as itself ("tax").
         kept = [v for v in candidates[name] if not any(_stem(w.lower()) in naming for w in TOKEN.findall(v))]
