@@ -21,7 +21,7 @@ from pipeline.language.encoder import embedding_model, packaged_embedding_model 
 from pipeline.packs.pack import Pack
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
+    REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
     states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
@@ -84,6 +84,7 @@ class Retriever:
         self._known = frozenset(w for t in self.doc_texts + list(pack.spec.out_of_scope)
                                 for w in re.findall(r"[a-z&]+", t.lower()))
         self.vocabulary = sorted(self._known)  # the pack's words, for spelling
+        self.speech = Vocabulary.of(pack)  # the English speech-act lists with the pack's words added
 
     def with_learned(self, scores: dict[str, float], text: str) -> dict[str, float]:
         """The scores with the goal head's (`language.linking`), on the same scale: its threshold is the
@@ -248,7 +249,7 @@ class Retriever:
         ranked = self.rank(query)
         if not ranked or ranked[0].score < first_threshold:
             return []
-        clauses = classify(self.clauses(query))
+        clauses = classify(self.clauses(query), self.speech)
         judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
         best = [top for top, _ in judged]
         chosen: list[ScoredGoal] = []
@@ -287,7 +288,7 @@ class Retriever:
                 continue  # it asks for something the domain does not do ("refund this payment")
             goal, score, words = top.goal, top.score, [clause.text]
             needed = BARE_PHRASE_THRESHOLD if clause.bare else clause_threshold
-            if chosen and asks_only_for_results(clause.text):
+            if chosen and asks_only_for_results(clause.text, self.speech):
                 score = 0.0  # "..., i want the actual numbers": what the request before it gives, not a new goal
             earlier = [k for k in range(i) if k not in foreign]
             if clause.refers_back and earlier:
@@ -299,13 +300,13 @@ class Retriever:
                 j = None
                 if score < needed:
                     j = max(earlier, key=lambda k: best[k].score)
-                elif told and names_nothing(clause.text):
+                elif told and names_nothing(clause.text, self.speech):
                     j = max(told, key=lambda k: best[k].score)
                     j = j if best[j].score > score else None
                 if j is not None:
                     goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
                 about = topic(clauses[earlier[-1]].text)
-                if about and names_nothing(clause.text):
+                if about and names_nothing(clause.text, self.speech):
                     # What the request to talk just before is about is what "it" points at ("a call regarding
                     # costs in Q3, fetch those first"), when that names a goal of its own.
                     top = self._best_for_clause(about, clause_threshold)[0]
@@ -322,7 +323,7 @@ class Retriever:
             # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
             # So does the story before a request to talk that names no topic: it is why they want to talk
             # ("the reconciliation keeps failing. is there someone I could speak with?").
-            about_story = asks_to_talk(clause.text) and topic(clause.text) is None
+            about_story = asks_to_talk(clause.text, self.speech) and topic(clause.text) is None
             pointed_at = [t for t in story if t not in words] if clause.refers_back or about_story else []
             if not pointed_at and sources and (clause.refers_back and _PERSON_PRONOUN.search(clause.text)
                                                or _SAME_VALUE.search(clause.text)):
@@ -356,7 +357,7 @@ class Retriever:
         """Each clause of the request: what it does (asks, a bare phrase, tells), whether it points back, and
         its best goals with their scores, as `by_clause` judges them (without the clause's values)."""
         out = []
-        for clause in classify(self.clauses(query)):
+        for clause in classify(self.clauses(query), self.speech):
             ranked = self._ranked(without_values(clause.text), clause.text)[0][:top]
             act = "tells" if not clause.asks else "phrase" if clause.bare else "asks"
             out.append(ClauseAnalysis(text=clause.text, act=act, refers_back=clause.refers_back,

@@ -4,15 +4,21 @@ Customers write context around what they want ("our biggest client just left and
 spend in june"). Goals come only from clauses that ask: a question, an imperative, a want or need, a
 please, or a bare noun phrase ("P&L for March"). A clause with a subject and a finite verb that does none
 of these ("we changed our pricing", "my accountant says ...") tells, and names no goal, even when it
-mentions one's words. The rules are about English, not about any pack: they hold for every domain.
+mentions one's words. The rules are about English, not about any pack: they hold for every domain. A
+pack adds its own words to the lists a `Vocabulary` holds ("invoice" as a verb; `pack.yaml`'s `lexicon:`):
+without it, a clause that opens with such a word is only a noun phrase.
+
+>>> speech_act("invoice Ann Lee for the grooming"), speech_act("invoice Ann Lee for the grooming", Vocabulary.of_words(request_verbs={"invoice"}))
+('phrase', 'asks')
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
-from pipeline.language.words import word_list
+from pipeline.language.words import pack_word_list, word_list
 from pipeline.values.spans import without_values
 
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
@@ -26,6 +32,9 @@ QUESTION_OPENERS = word_list("question_openers")
 
 # The verbs a request opens with (imperative): what people ask a service to do or give.
 REQUEST_VERBS = word_list("request_verbs")
+
+# Whom or over what one asks to talk ("someone", "an agent", "on the phone"), after "a", "an", "on the".
+TALK_PARTNERS = word_list("talk_partners")
 
 # A want or need in the first person ("what we need is ...", "i'd like", "we wanna").
 _WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
@@ -78,8 +87,9 @@ def _after_fillers(tokens: list[str]) -> int:
     return first
 
 
-def speech_act(text: str) -> str:
+def speech_act(text: str, vocabulary: Vocabulary | None = None) -> str:
     """ASKS (a question, an imperative, a want, a please), ASKS_BY_PHRASE (a bare noun phrase), or TELLS."""
+    verbs = (vocabulary or ENGLISH).request_verbs
     tokens = words(text)
     if not tokens:
         return TELLS
@@ -91,7 +101,7 @@ def speech_act(text: str) -> str:
         return ASKS if _WANT.search(text) and not _is_purpose(tokens[first:]) else TELLS
     if head == "have" and rest and rest[0] in _SOMEONE:
         return ASKS  # "have someone call me"
-    if head in QUESTION_OPENERS or head in REQUEST_VERBS or _WANT.search(text):
+    if head in QUESTION_OPENERS or head in verbs or _WANT.search(text):
         return ASKS
     if head in SUBJECTS or head in PURPOSE or head in {"not", "no"}:
         return TELLS
@@ -171,11 +181,12 @@ def refers_back(text: str) -> bool:
     return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""]))
 
 
-def requests_action(text: str) -> bool:
+def requests_action(text: str, vocabulary: Vocabulary | None = None) -> bool:
     """Whether a clause asks the agent to do something (an imperative, a want, "can you ..."), not a
     question about the business ("do you charge for this?", "are you open sundays?")."""
     tokens = words(text)
-    return bool(tokens) and (tokens[_after_fillers(tokens)] in REQUEST_VERBS or _WANT.search(text) is not None)
+    return bool(tokens) and (tokens[_after_fillers(tokens)] in (vocabulary or ENGLISH).request_verbs
+                             or _WANT.search(text) is not None)
 
 
 _HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
@@ -205,27 +216,22 @@ def question_kind(text: str) -> str | None:
 _ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
 
 
-# The words that only ask: who asks and who does, the request verb, the fillers around it ("can you pull me").
-_ASKING_WORDS = FILLERS | QUESTION_OPENERS | SUBJECTS | REQUEST_VERBS | _SOMEONE | _PARTICLES | _ASKING_ONLY
-_ONLY_ASKING = _ASKING_WORDS | REFERENCES  # "pls update that too": the asking and what it points back at
-
 # What any report is made of: a clause asking only for these asks for nothing new ("i want the actual numbers").
 _RESULTS = frozenset("numbers figures totals details data info information breakdown specifics".split())
 _OF_RESULTS = frozenset("actual real exact hard full whole complete latest precise".split())
-_NOT_WHAT_RESULTS_ARE_OF = _ASKING_WORDS | _DETERMINERS | _OF_RESULTS
 
 
-def asks_only_for_results(text: str) -> bool:
+def asks_only_for_results(text: str, vocabulary: Vocabulary | None = None) -> bool:
     """Whether a clause asks for numbers, details or figures and names nothing they are of ("i want the actual
     numbers", "send me the details"): the request before it, said again, not a request of its own."""
-    named = [t for t in words(without_values(text)) if t not in _NOT_WHAT_RESULTS_ARE_OF]
+    named = [t for t in words(without_values(text)) if t not in (vocabulary or ENGLISH).not_what_results_are_of]
     return bool(named) and all(t in _RESULTS for t in named)
 
 
-def names_nothing(text: str) -> bool:
+def names_nothing(text: str, vocabulary: Vocabulary | None = None) -> bool:
     """Whether a clause is only the asking ("can you pull them", "pls update that too"): a request verb, a
     reference, who asks and who does; no word that could name what is asked for."""
-    return all(t in _ONLY_ASKING for t in words(without_values(text)))
+    return all(t in (vocabulary or ENGLISH).only_asking for t in words(without_values(text)))
 
 
 # A want whose object is to learn something ("i want to find out why it dropped", "we wanna check whether it paid off").
@@ -240,8 +246,8 @@ def restates(text: str) -> bool:
     return _DO_THAT.search(text) is not None
 
 
-def classify(clauses: list[str]) -> list[Clause]:
-    acts = [speech_act(c) for c in clauses]
+def classify(clauses: list[str], vocabulary: Vocabulary | None = None) -> list[Clause]:
+    acts = [speech_act(c, vocabulary) for c in clauses]
     # A want to learn about what the story told ("..., i want to find out why it dropped") asks, like a bare phrase,
     # only for a goal it names clearly: what it wants to learn is mostly what the other clauses ask for.
     return [Clause(c, act != TELLS, refers_back(c),
@@ -265,14 +271,16 @@ def topic(text: str) -> str | None:
 # video chat").
 _TALK = re.compile(r"\b(?:talk|speak|chat|call|phone|ring|reach|connect|contact|message|get in touch|get a ?hold)\b",
                    re.I)
-_WITH = re.compile(r"\b(?:some(?:one|body)|any(?:one|body)|a (?:real )?(?:person|human)|an? (?:agent|rep|representative|"
-                   r"expert|specialist|advisor)|support|your team|(?:a|on the|over the) (?:call|phone|chat|video|zoom))\b",
-                   re.I)
+_WITH = re.compile(r"\b(?:some(?:one|body)|any(?:one|body)|support|your team)\b", re.I)
+_TALK_PARTNER = re.compile(r"\b(?:a real|an?|on the|over the) ([a-z]+)\b", re.I)
 
 
-def asks_to_talk(text: str) -> bool:
+def asks_to_talk(text: str, vocabulary: Vocabulary | None = None) -> bool:
     """Whether the clause asks to talk with someone ("may I speak to a person", "put me through on the phone")."""
-    return _TALK.search(text) is not None and _WITH.search(text) is not None
+    if _TALK.search(text) is None:
+        return False
+    partners = (vocabulary or ENGLISH).talk_partners
+    return _WITH.search(text) is not None or any(m.group(1).lower() in partners for m in _TALK_PARTNER.finditer(text))
 
 
 def without_topic(text: str) -> str | None:
@@ -280,3 +288,33 @@ def without_topic(text: str) -> str | None:
     it names none."""
     head = _TOPIC.sub("", text)
     return head if head != text and len(words(head)) >= 2 else None
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The open word lists the rules above read, English's with a pack's own added (`lexicon:` in
+    pack.yaml, by the list's name): the verbs a request opens with, whom or over what one asks to talk."""
+    request_verbs: frozenset[str] = REQUEST_VERBS
+    talk_partners: frozenset[str] = TALK_PARTNERS
+
+    @classmethod
+    def of_words(cls, **added: set[str]) -> Vocabulary:
+        return cls(**{name: getattr(ENGLISH, name) | frozenset(words) for name, words in added.items()})
+
+    @classmethod
+    def of(cls, pack) -> Vocabulary:
+        return cls(pack_word_list(pack, "request_verbs"), pack_word_list(pack, "talk_partners"))
+
+    @cached_property
+    def only_asking(self) -> frozenset[str]:
+        """The words that only ask: who asks and who does, the request verb, the fillers around it ("can you
+        pull me"), and what it points back at ("pls update that too")."""
+        return FILLERS | QUESTION_OPENERS | SUBJECTS | self.request_verbs | _SOMEONE | _PARTICLES | _ASKING_ONLY \
+            | REFERENCES
+
+    @cached_property
+    def not_what_results_are_of(self) -> frozenset[str]:
+        return (self.only_asking - REFERENCES) | _DETERMINERS | _OF_RESULTS
+
+
+ENGLISH = Vocabulary()

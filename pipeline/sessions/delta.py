@@ -213,7 +213,8 @@ def clause_goals(pack: Pack, message: str) -> list[tuple[str, bool]]:
 
     if len(pack.requestable_goals()) < 2:
         return []
-    return [(scored.goal, requests_action(scored.source)) for scored in get_retriever(pack).by_clause(message)]
+    retriever = get_retriever(pack)
+    return [(scored.goal, requests_action(scored.source, retriever.speech)) for scored in retriever.by_clause(message)]
 
 
 def correcting_slot(pack: Pack, state: SessionState, text: str) -> tuple[str, str] | None:

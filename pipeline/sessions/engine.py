@@ -21,7 +21,7 @@ import re
 
 from pipeline.language.moves import only_moves, read_moves
 from pipeline.llm.prompt import goal_arguments
-from pipeline.retrieval.speech_acts import requests_action
+from pipeline.retrieval.speech_acts import Vocabulary, requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
 from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
@@ -199,7 +199,7 @@ class SessionEngine:
             goal_named = added is not None or any(acts for _, acts in named)
         except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
             return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
-        found = moves.found if requests_action(message) else moves.found - {"human"}
+        found = moves.found if requests_action(message, Vocabulary.of(pack)) else moves.found - {"human"}
         # Free words read unasked ("forget" of "forget it" as a name) do not hide a move; the move drops them.
         facts = delta.facts
         leaving = found & {"cancel", "human", "dont_know"}

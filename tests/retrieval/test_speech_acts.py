@@ -9,8 +9,8 @@ import pytest
 from pipeline.llm.grammar import value_candidates
 from pipeline.retrieval.retrievers import build_retriever
 from pipeline.retrieval.speech_acts import (
-    ASKS, ASKS_BY_PHRASE, TELLS, WHETHER_TO, asks_only_for_results, asks_to_talk, question_kind, refers_back,
-    speech_act, states_value, without_topic,
+    ASKS, ASKS_BY_PHRASE, ENGLISH, TELLS, WHETHER_TO, Vocabulary, asks_only_for_results, asks_to_talk, names_nothing,
+    question_kind, refers_back, speech_act, states_value, without_topic,
 )
 from pipeline.values.spans import without_values
 
@@ -251,6 +251,17 @@ def test_it_after_a_request_to_talk_points_at_what_the_talk_is_about(retriever):
 ])
 def test_a_request_to_talk_needs_a_talking_verb_and_someone_or_a_medium(clause, talks):
     assert asks_to_talk(clause) is talks
+
+
+def test_a_packs_lexicon_adds_its_verbs_and_media_to_the_english_lists(pack):
+    # "invoice" is a verb of the bookkeeping pack, not of English at large: English alone reads a clause
+    # that opens with it as a noun phrase, the pack's vocabulary as an imperative; so for "zoom" as a medium.
+    words = Vocabulary.of(pack)
+    assert "invoice" not in ENGLISH.request_verbs and "invoice" in words.request_verbs
+    assert speech_act("invoice the dog walker for March", words) == ASKS
+    assert speech_act("invoice the dog walker for March") == ASKS_BY_PHRASE
+    assert names_nothing("invoice them", words) and not names_nothing("invoice them")
+    assert asks_to_talk("can we talk over a zoom", words) and not asks_to_talk("can we talk over a zoom")
 
 
 def test_the_story_before_a_request_to_talk_is_why_they_want_to_talk(pack, retriever):
