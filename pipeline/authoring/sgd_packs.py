@@ -36,7 +36,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
-from pipeline.language.words import word_list
+from pipeline.language.words import same_things, word_list
 from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
                                        pack_name, snake)
@@ -58,14 +58,15 @@ _YES_OR_NO = re.compile(r"_(?:yes_(?:or_)?no|or_not)$")
 
 def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = frozenset()) -> dict[str, list[str]]:
     """What reads a yes/no flag: yes and no, and the feature its name names ("pets_allowed": "pets", "pet";
-    "shared_ride": "shared ride", "shared"), negated for False ("no pets", "without wifi"). The words that
+    "shared_ride": "shared ride", "shared"), and the other words for the same thing (`lexicon/same_things.yaml`:
+"good_for_kids": "child"), negated for False ("no pets", "without wifi"). The words that
     only build a flag's name ("has", "allowed": `lexicon/flag_glue.yaml`) name no feature, and neither does
     a word of the service's own goals ("ride" of a ride service: asking for one is no shared ride), nor,
     where the name has another word, one the service's other slots are named by (`subject_words`: the
     "attraction" of "free_attraction" beside "attraction_category": any request for attractions says it).
 
     >>> flag_synonyms("pets_allowed", {"find", "apartment"})["True"]
-    ['yes', 'true', 'pets', 'pet']
+    ['yes', 'true', 'pets', 'pet', 'animal', 'animals']
     >>> flag_synonyms("shared_ride", {"get", "ride"})["True"], flag_synonyms("has_wifi", set())["False"][2:5]
     (['yes', 'true', 'shared', 'shared ride'], ['no wifi', 'without wifi', 'not wifi'])
     >>> flag_synonyms("free_attraction", {"find", "places"}, {"attraction", "category", "city"})["True"]
@@ -78,6 +79,7 @@ def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = fro
     feature = [w for w in named if w not in goal_words]
     feature = [w for w in feature if w not in subject_words] or feature
     forms = [f for w in feature for f in ([w, w[:-1]] if w.endswith("s") and len(w) > 3 else [w])]
+    forms += [f for f in dict.fromkeys(o for w in feature for o in same_things(w)) if f not in forms]
     phrase = [p for p in ([" ".join(named)] if len(named) > 1 and feature else []) if p not in forms]
     return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *phrase],
             # the whole phrase negated too: "no hot tub" must outweigh "hot tub", the longer words winning

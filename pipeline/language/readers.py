@@ -264,19 +264,29 @@ def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span
     return smallest([sp for sp in pool if values[sp] is not None], values), values
 
 
+_SHORT_YEAR = re.compile(r"(?<!\w)['’](\d{2})(?![\w'’])")
+
+
 def _integer_spans(scene: Scene, name: str, spec) -> Readings:
-    """A count outside phone numbers, never part of a time or a date; only the total of a breakdown; a year
-    argument also reads the year a period names ("2013", "six years back")."""
+    """A count outside phone numbers, never part of a time or a date; only the total of a breakdown. A year
+    argument reads years instead: four digits, the year a period names ("2013", "six years back"), or two
+    digits after an apostrophe, the latest such year not after this one ("'15" is 2015, "'98" 1998)."""
     found = Readings(name, scene.text)
     pool = [sp for sp in scene.plain if not overlaps(sp, scene.times + scene.readable_periods)]
     read, values = _read_smallest(scene, pool, NORMALIZERS["integer"])
+    year = "year" in name.lower().split("_")
     for sp in _without_breakdown(read, values):
-        found.add(sp, values[sp])
-    if "year" in name.lower().split("_"):
+        if not year or len(values[sp]) == 4:  # "15" is no year; "'15" is read below
+            found.add(sp, values[sp])
+    if year:
         for sp in scene.readable_periods:
             p = scene.periods[sp]
             if p.start == date(p.start.year, 1, 1) and p.end == date(p.start.year, 12, 31):
-                found.add(sp, str(p.start.year))
+                found.add(sp, str(p.start.year), as_written=scene.words(sp).strip().isdigit())
+        for m in _SHORT_YEAR.finditer(scene.text):  # the count normaliser reads "six years back" as 6, "'15" as 15
+            century = scene.today.year - scene.today.year % 100
+            short = century + int(m.group(1))
+            found.add(m.span(), str(short if short <= scene.today.year else short - 100), as_written=False)
     return found
 
 

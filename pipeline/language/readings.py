@@ -25,6 +25,9 @@ class Reading:
     kept: bool = True
     why: str = ""  # why it was dropped
     source: str = ""  # the words it was read in
+    # Whether the grammar may write the words themselves: not where the argument's normaliser would read
+    # them otherwise ("six years back" as a year is 2013, as a count 6): then only the value is written.
+    as_written: bool = True
 
     @property
     def span(self) -> tuple[int, int]:
@@ -36,11 +39,12 @@ class Readings:
         self.argument, self.text = argument, text
         self.items: list[Reading] = []
 
-    def add(self, span: tuple[int, int], value: str | None = None) -> None:
+    def add(self, span: tuple[int, int], value: str | None = None, as_written: bool = True) -> None:
         a, b = span
         value = self.text[a:b] if value is None else value
         if not any(r.span == (a, b) and r.value == value for r in self.items):
-            self.items.append(Reading(self.argument, a, b, self.text[a:b], value, source=self.text))
+            self.items.append(Reading(self.argument, a, b, self.text[a:b], value, source=self.text,
+                                      as_written=as_written))
 
     def drop(self, reading: Reading, why: str) -> None:
         reading.kept, reading.why = False, why
@@ -50,5 +54,5 @@ class Readings:
         return [r for r in self.items if r.kept]
 
     def strings(self) -> list[str]:
-        """The kept spans' words and the values they read as, each once, in order."""
-        return list(dict.fromkeys(s for r in self.kept for s in (r.text, r.value)))
+        """The kept spans' words (where they may be written) and the values they read as, each once, in order."""
+        return list(dict.fromkeys(s for r in self.kept for s in ((r.text, r.value) if r.as_written else (r.value,))))

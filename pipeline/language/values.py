@@ -19,6 +19,7 @@ from collections import defaultdict
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.readings import Readings
+from pipeline.language.words import same_thing
 from pipeline.values.normalizers import _stem
 
 
@@ -71,11 +72,13 @@ def names_itself(span: str, argument: str) -> bool:
     (True, True, True)
     >>> names_itself("shared ride", "ride_sharing"), names_itself("pet", "pets_welcome")  # the words folded alike
     (True, True)
+    >>> names_itself("child", "good_for_kids")  # words of one thing (lexicon/same_things.yaml)
+    True
     >>> names_itself("no", "furnished"), names_itself("Paris", "city")
     (False, False)
     """
-    name = {_stem(w) for w in argument.lower().split("_")}
-    words = [_stem(w) for w in re.findall(r"[a-z]+", span.lower())]
+    name = {_stem(same_thing(w)) for w in argument.lower().split("_")}
+    words = [_stem(same_thing(w)) for w in re.findall(r"[a-z]+", span.lower())]
     content = [w for w in words if w not in NEGATIONS]
     return bool(content) and all(w in name for w in content)
 

@@ -45,6 +45,26 @@ SUBJECT_PRONOUNS = word_list("subject_pronouns")
 NAME_LABELS = word_list("name_labels")
 
 
+@lru_cache(maxsize=None)
+def _same_things() -> dict[str, str]:
+    return {w: min(group.split()) for group in word_list("same_things") for w in group.split()}
+
+
+def same_thing(word: str) -> str:
+    """One word for each group of `lexicon/same_things.yaml` ("kids", "children" -> "child"), others as they are.
+
+    >>> same_thing("kids"), same_thing("children"), same_thing("wifi")
+    ('child', 'child', 'wifi')
+    """
+    return _same_things().get(word.lower(), word.lower())
+
+
+def same_things(word: str) -> list[str]:
+    """The other words of the word's group ("kid" -> child, children, kids), none for a word in none."""
+    group = same_thing(word)
+    return sorted(w for w, g in _same_things().items() if g == group and w != word.lower())
+
+
 def pack_words(pack) -> set[str]:
     """The words the pack itself uses (its goals' and arguments' descriptions and examples; not the names
     inside an example: "The Blue Heron" in "hold a booking at The Blue Heron" is a value)."""
