@@ -59,8 +59,8 @@ _YES_OR_NO = re.compile(r"_(?:yes_(?:or_)?no|or_not)$")
 def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = frozenset()) -> dict[str, list[str]]:
     """What reads a yes/no flag: yes and no, and the feature its name names ("pets_allowed": "pets", "pet";
     "shared_ride": "shared ride", "shared"), and the other words for the same thing (`lexicon/same_things.yaml`:
-"good_for_kids": "child"), negated for False ("no pets", "without wifi"). The words that
-    only build a flag's name ("has", "allowed": `lexicon/flag_glue.yaml`) name no feature, and neither does
+    "child" of "good_for_kids"), negated for False ("no pets", "without wifi"). The words that only build a
+    flag's name ("has", "allowed": `lexicon/flag_glue.yaml`) name no feature, and neither does
     a word of the service's own goals ("ride" of a ride service: asking for one is no shared ride), nor,
     where the name has another word, one the service's other slots are named by (`subject_words`: the
     "attraction" of "free_attraction" beside "attraction_category": any request for attractions says it).

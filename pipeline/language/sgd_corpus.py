@@ -151,7 +151,7 @@ def goal_pairs(turns: list[Turn], wordings: Wordings, foreign: int = 3, seed: in
 
 
 def _name_words(slot: str) -> set[str]:
-    """The words of a slot's name that say what it is ("check_out_date": check, out, date)."""
+    """The words of a slot's name that say what it is ("number_of_adults": number, adults)."""
     return set(slot.lower().split("_")) - word_list("edge_words") - word_list("function_words")
 
 
