@@ -9,10 +9,7 @@ SGD-X variant, drawn at random, so no name's exact words are what is learned):
   of other domains (0: what a pack must refuse); a turn that starts nothing and its service's active
   intent (0: an answer is no new request);
 - slot pairs: a value's span and its slot (1); the same span and another slot of the service (0: which
-  argument a value is), every slot whose name shares a word with its slot among them ("check_in_date"
-  and "check_out_date": the words around the value tell them apart); spans that are no value, with a
-  slot (0: what must not be invented). A value after a preposition is also paired with the preposition
-  in its span ("on the 6th"): the value readers' spans begin where the words that can be read begin.
+  argument a value is); spans that are no value, with a slot (0: what must not be invented).
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.language.descriptions import argument_text, goal_text
-from pipeline.language.words import word_list
 from pipeline.packs.sgd_schema import SgdService, load_schema
 
 _NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
@@ -150,18 +146,6 @@ def goal_pairs(turns: list[Turn], wordings: Wordings, foreign: int = 3, seed: in
     return pairs
 
 
-def _name_words(slot: str) -> set[str]:
-    """The words of a slot's name that say what it is ("number_of_adults": number, adults)."""
-    return set(slot.lower().split("_")) - word_list("edge_words") - word_list("function_words")
-
-
-def _preposition_before(text: str, start: int) -> list[int]:
-    """Where the preposition right before a value begins ("arriving on the 6th" -> where "on" begins), or
-    nothing."""
-    found = re.search(r"([^\W_]+)\s+$", text[:start])
-    return [found.start(1)] if found and found.group(1).lower() in word_list("prepositions") else []
-
-
 def slot_pairs(turns: list[Turn], wordings: Wordings, other_slots: int = 2, non_values: int = 3,
                seed: int = 0) -> list[SlotPair]:
     rng = random.Random(seed)
@@ -172,13 +156,10 @@ def slot_pairs(turns: list[Turn], wordings: Wordings, other_slots: int = 2, non_
         for start, end, slot in turn.spans:
             if slot not in texts:
                 continue
+            pairs.append(SlotPair(i, start, end, texts[slot], 1))
             wrong = [s for s in slot_names if s != slot]
-            alike = [s for s in wrong if _name_words(s) & _name_words(slot)]
-            others = alike + rng.sample([s for s in wrong if s not in alike],
-                                        min(other_slots, len(wrong) - len(alike)))
-            for a in (start, *_preposition_before(turn.text, start)):
-                pairs.append(SlotPair(i, a, end, texts[slot], 1))
-                pairs += [SlotPair(i, a, end, texts[other], 0) for other in others]
+            for other in rng.sample(wrong, min(other_slots, len(wrong))):
+                pairs.append(SlotPair(i, start, end, texts[other], 0))
         # Words that are no value: runs of one to four tokens outside every value, numbers first.
         taken = [(a, b) for a, b, _ in turn.spans]
         tokens = [m for m in _TOKEN.finditer(turn.text) if not any(a < m.end() and m.start() < b for a, b in taken)]

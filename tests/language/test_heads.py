@@ -109,21 +109,10 @@ def test_turns_and_pairs_come_from_the_corpus_own_annotations():
     assert any(p.turn == k and p.text.startswith("order cake") and p.label == 0 for p in goals)
     answer = next(i for i, t in enumerate(turns) if t.starts is None)
     assert {p.label for p in goals if p.turn == answer} == {0}
-    pairs = slot_pairs(turns, wordings)
-    for p in pairs:
+    for p in slot_pairs(turns, wordings):
         values = [(a, b) for a, b, _ in turns[p.turn].spans]
-        if p.label == 0 and not any(p.end == b and turns[p.turn].text[p.start:a].strip() in ("", "in") for a, b in values):
+        if p.label == 0 and not any((p.start, p.end) == v for v in values):
             assert not any(a < p.end and p.start < b for a, b in values)  # a non-value is outside every value
-    # A value after a preposition is learned with it too (the value readers' spans begin with one)...
-    city = opening.text.index("Tacoma")
-    texts = wordings.slots["Grooming_1"][0]
-    assert {(p.start, p.label) for p in pairs if p.turn == k and p.text == texts["city"]} >= {(city, 1), (city - 3, 1)}
-    # ...and a value is a negative of every slot whose name shares a word with its own (a date is no time)
-    answer_turn = next(i for i, t in enumerate(turns) if any(s == "appointment_date" for _, _, s in t.spans))
-    day = next((a, b) for a, b, s in turns[answer_turn].spans if s == "appointment_date")
-    negatives = {p.text for p in slot_pairs(turns, wordings, other_slots=0) if p.turn == answer_turn
-                 and (p.start, p.end) == day and p.label == 0}
-    assert negatives == {texts["appointment_time"]}  # beside any drawn at random: here none
 
 
 def test_training_writes_heads_that_score_a_pack_and_report_held_out_figures(tmp_path):
