@@ -283,8 +283,8 @@ def _integer_spans(scene: Scene, name: str, spec) -> Readings:
             p = scene.periods[sp]
             if p.start == date(p.start.year, 1, 1) and p.end == date(p.start.year, 12, 31):
                 found.add(sp, str(p.start.year), as_written=scene.words(sp).strip().isdigit())
+        century = scene.today.year - scene.today.year % 100
         for m in _SHORT_YEAR.finditer(scene.text):  # the count normaliser reads "six years back" as 6, "'15" as 15
-            century = scene.today.year - scene.today.year % 100
             short = century + int(m.group(1))
             found.add(m.span(), str(short if short <= scene.today.year else short - 100), as_written=False)
     return found

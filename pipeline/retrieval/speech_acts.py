@@ -303,18 +303,25 @@ class Vocabulary:
 
     @classmethod
     def of(cls, pack) -> Vocabulary:
-        return cls(pack_word_list(pack, "request_verbs"), pack_word_list(pack, "talk_partners"))
+        """The pack's vocabulary, made once per loaded pack (the retriever and the session share it)."""
+        if not hasattr(pack, "_speech"):
+            object.__setattr__(pack, "_speech", cls(pack_word_list(pack, "request_verbs"),
+                                                    pack_word_list(pack, "talk_partners")))
+        return pack._speech
+
+    @cached_property
+    def asking_words(self) -> frozenset[str]:
+        """The words that only ask: who asks and who does, the request verb, the fillers around it ("can you
+        pull me")."""
+        return FILLERS | QUESTION_OPENERS | SUBJECTS | self.request_verbs | _SOMEONE | _PARTICLES | _ASKING_ONLY
 
     @cached_property
     def only_asking(self) -> frozenset[str]:
-        """The words that only ask: who asks and who does, the request verb, the fillers around it ("can you
-        pull me"), and what it points back at ("pls update that too")."""
-        return FILLERS | QUESTION_OPENERS | SUBJECTS | self.request_verbs | _SOMEONE | _PARTICLES | _ASKING_ONLY \
-            | REFERENCES
+        return self.asking_words | REFERENCES  # "pls update that too": the asking and what it points back at
 
     @cached_property
     def not_what_results_are_of(self) -> frozenset[str]:
-        return (self.only_asking - REFERENCES) | _DETERMINERS | _OF_RESULTS
+        return self.asking_words | _DETERMINERS | _OF_RESULTS
 
 
 ENGLISH = Vocabulary()

@@ -319,6 +319,7 @@ def test_between_one_date_and_another_is_one_period_not_two_clauses(pack, retrie
     ("i want the actual numbers", True),
     ("can you send me the full details", True),
     ("just give me the hard figures", True),
+    ("send them the exact totals", True),                 # whom they go to is no thing they are of
     ("i want the numbers for our payroll costs", False),   # names what they are of
     ("send me the sales numbers", False),
     ("call me", False),                                   # names nothing at all: no results asked for
