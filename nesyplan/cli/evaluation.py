@@ -276,3 +276,7 @@ def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False
                       pct(m["slot_precision"]), pct(m["slot_recall"]), str(m["probes"]), pct(m["ood_refused"]),
                       str(m["conversations"]), pct(m["conversation_success"]), str(lat["p50"]), str(lat["p90"]))
     console.print(table)
+    loaded = summary.get("warm_up_s") or {}
+    if loaded:  # paid once per process, before any request: not in the latencies above
+        console.print(f"loaded before timing: {sum(loaded.values()):.1f} s ("
+                      + ", ".join(f"{k} {v:.1f} s" for k, v in loaded.items()) + ")")

@@ -368,7 +368,7 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
     as many as its openings)."""
     from pipeline.llm.baseline import run_baseline
     from pipeline.packs.pack import load_pack, using_packs_root
-    from pipeline.run import backend_for, run_pipeline
+    from pipeline.run import backend_for, run_pipeline, warm_up
     from pipeline.sessions.engine import SessionEngine
     from pipeline.sessions.react import ReactAgent
 
@@ -395,6 +395,9 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
     backend = backend_for(translator)
     opening_results, probe_results, talk_results = [], [], []
     with using_packs_root(packs_dir):
+        # latency is understanding and planning: what a worker loads once at start is paid here, and reported
+        progress("loading the model and the packs", 0)
+        loaded = warm_up([pack_name(s) for s in packs_of], translator)
         def plan(text: str, service: str):
             pack = load_pack(pack_name(service))
             started = time.perf_counter()
@@ -428,7 +431,8 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
             progress("", 0)
     summary = summarize(opening_results, probe_results, talk_results, seen)
     return {"agent": agent, "translator": translator, "data": str(data), "schema": str(schema or data / "schema.json"),
-            "today": TODAY, "limit_per_service": limit, "by": summary,
+            "today": TODAY, "limit_per_service": limit, "warm_up_s": {k: round(v, 2) for k, v in loaded.items()},
+            "by": summary,
             "failures": {"openings": [r.model_dump(exclude_defaults=True) for r in opening_results if not r.exact],
                          "probes_accepted": [s for s, ok, _ in probe_results if not ok],
                          "conversations": [r.model_dump(exclude={"seconds"}) for r in talk_results if not r.success]}}

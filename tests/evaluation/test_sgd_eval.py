@@ -133,6 +133,8 @@ def test_a_whole_run_with_the_real_model_reports_every_figure(data, tmp_path):
     assert by["all"]["openings"] == 2 and by["all"]["conversations"] == 2
     assert by["Bakery_1"]["probes"] == 1 and by["Grooming_1"]["probes"] == 1  # the other domain's opening
     assert by["seen"]["openings"] == 1 and by["unseen"]["openings"] == 1
+    # loading is paid before the first timed request, once for the model and once per pack, and reported apart
+    assert {"model", "bakery_1", "grooming_1"} <= set(summary["warm_up_s"]), summary["warm_up_s"]
     for row in by.values():
         for key in ("openings_exact", "goal_accuracy", "ood_refused", "conversation_success"):
             assert row[key] is None or 0 <= row[key] <= 1
