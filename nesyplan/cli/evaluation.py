@@ -232,6 +232,9 @@ def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False
                                                                 "same model alone: function calls, then ReAct)"),
                      translator: str = typer.Option("hf", help="hf or openai"),
                      conversations: bool = typer.Option(True, "--conversations/--no-conversations"),
+                     user: str = typer.Option("turns", help="the simulated user, asked for a slot: turns (the "
+                                                            "dialogue's own turn that gave it, then its words) or "
+                                                            "words (the value's words alone)"),
                      packs_dir: Optional[Path] = typer.Option(None, help="where the imported packs go "
                                                                          "(default: a scratch folder)"),
                      json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
@@ -258,7 +261,7 @@ def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False
             import_services(schema or data / "schema.json", packs_dir or Path(scratch),
                             services_to_import(data, schema, services))
             summary = evaluate_sgd(data, packs_dir or Path(scratch), schema, services, limit, agent, translator,
-                                   conversations, probes, progress=progress)
+                                   conversations, probes, user=user, progress=progress)
         except (SgdSchemaError, ValueError, FileNotFoundError) as exc:
             err_console.print(f"[red]{escape(str(exc))}[/]")
             raise typer.Exit(2)

@@ -9,11 +9,17 @@ give the cases:
   no value nobody gave; and it asks for exactly the required slots the turn did not give.
 - **out-of-domain probes**: openings of services of another domain (the part of the service name before
   `_`) sent to the pack: each must be refused.
-- **conversations**: a simulated user opens with that turn and answers each question with the value the
-  dialogue's first call of the opening intent has for the slot, in the words a user turn gave it in when
-  one did (else the canonical value). Calls run on the replay executor, which answers with the
-  dialogue's own `service_results`. Success = the agent executed that call (method and parameters; a
-  parameter left out is the intent's default or no constraint).
+- **conversations**: a simulated user opens with that turn. Asked for a slot, it answers with the dialogue's
+  own user turn that gave the value the dialogue's first call of the opening intent has for it (whatever
+  else that turn volunteers comes with it, as it did to the dialogue's system); asked again, or where no
+  later turn gave it, with the words a user turn wrote the value in (else the canonical value): the
+  `words` user answers only so. Calls run on the replay executor, which answers with the dialogue's own
+  `service_results`. Success = the agent executed that call (method and parameters; a parameter left out
+  is the intent's default or no constraint).
+
+A value is right when it is the gold's canonical value or the words a user turn of the dialogue wrote it
+in (SGD's annotation says they are the same value: 'Bourbon Steak' of 'Bourbon Steak Restaurant'), as SGD's
+own metric takes any of a value's written forms.
 
 With `schema` an SGD-X variant, the same dialogues run against packs imported from the re-worded schema:
 its services, slots and intents are the original's in the same order (as SGD-X writes them), so gold
@@ -59,12 +65,17 @@ class Opening(BaseModel):
     text: str
     values: dict[str, str] = Field(description="slot -> canonical value the turn gives (slots the intent takes)")
     no_constraint: list[str] = Field([], description="slots the turn says any value of is fine")
+    written: dict[str, list[str]] = Field({}, description="slot -> the words users wrote its gold value in, as the "
+                                                          "dialogue annotates them (also right, as in SGD's own metric)")
 
 
 class Conversation(BaseModel):
     opening: Opening
     target: dict[str, str] = Field(description="the parameters of the dialogue's first call of the intent")
     answers: dict[str, str] = Field(description="slot -> the words the simulated user answers with")
+    turns: dict[str, str] = Field({}, description="slot -> the dialogue's user turn that gave the target's value, "
+                                                  "after the opening and before the call: what the user answers first")
+    written: dict[str, list[str]] = Field({}, description="slot -> the words users wrote the target's value in")
     recorded: list[RecordedCall] = Field(description="the service's calls in the dialogue, with their results")
 
 
@@ -77,21 +88,22 @@ def cases(dialogues: Iterator[dict], services: dict[str, SgdService]) -> tuple[l
     """The openings and conversations of the dialogues, for the services the schema has."""
     openings, conversations = [], []
     for dialogue in dialogues:
-        user_words: dict[tuple[str, str, str], str] = {}  # (service, slot, canonical) -> as a user wrote it
+        user_words: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # (service, slot, canonical) -> as written
         for turn in dialogue["turns"]:
             if turn["speaker"] != "USER":
                 continue
             for frame in turn["frames"]:
                 for action in frame["actions"]:
                     if action["act"] == "INFORM" and action["values"] and action["canonical_values"]:
-                        user_words.setdefault((frame["service"], action["slot"], action["canonical_values"][0]),
-                                              action["values"][0])
+                        forms = user_words[frame["service"], action["slot"], action["canonical_values"][0]]
+                        forms += [v for v in action["values"] if v not in forms]
         for name in dialogue["services"]:
             if name not in services:
                 continue
             opening = _opening(dialogue, services[name])
             if opening is None:
                 continue
+            opening.written = _written(user_words, name, opening.values)
             openings.append(opening)
             calls = [f for t in dialogue["turns"] if t["speaker"] == "SYSTEM" for f in t["frames"]
                      if f["service"] == name and "service_call" in f]
@@ -102,9 +114,39 @@ def cases(dialogues: Iterator[dict], services: dict[str, SgdService]) -> tuple[l
             recorded = [RecordedCall(api=snake(f["service_call"]["method"]), args=f["service_call"]["parameters"],
                                      results=[{k: str(v) for k, v in r.items()} for r in f.get("service_results", [])])
                         for f in calls]
-            answers = {slot: user_words.get((name, slot, value), value) for slot, value in target.items()}
-            conversations.append(Conversation(opening=opening, target=target, answers=answers, recorded=recorded))
+            answers = {slot: (user_words.get((name, slot, value)) or [value])[0] for slot, value in target.items()}
+            conversations.append(Conversation(opening=opening, target=target, answers=answers,
+                                              turns=_answer_turns(dialogue, name, opening.intent, target),
+                                              written=_written(user_words, name, target), recorded=recorded))
     return openings, conversations
+
+
+def _written(user_words: dict, service: str, values: dict[str, str]) -> dict[str, list[str]]:
+    return {slot: [w for w in user_words[service, slot, value] if w != value]
+            for slot, value in values.items() if (service, slot, value) in user_words
+            and any(w != value for w in user_words[service, slot, value])}
+
+
+def _answer_turns(dialogue: dict, service: str, intent: str, target: dict[str, str]) -> dict[str, str]:
+    """For each slot of the call, the first user turn after the opening that informs its value, up to the
+    system turn that makes the call: the user's own answer, with whatever else it volunteers."""
+    turns: dict[str, str] = {}
+    opened = False
+    for turn in dialogue["turns"]:
+        frames = [f for f in turn["frames"] if f["service"] == service]
+        if turn["speaker"] == "SYSTEM":
+            if any(f.get("service_call", {}).get("method") == intent for f in frames):
+                break
+            continue
+        if not opened:  # turns before the opening, and the opening itself (`_opening`'s turn)
+            opened = any(f.get("state", {}).get("active_intent", "NONE") != "NONE" for f in frames)
+            continue
+        for frame in frames:
+            for action in frame["actions"]:
+                value = (action["canonical_values"] or [None])[0]
+                if action["act"] == "INFORM" and target.get(action["slot"]) == value:
+                    turns.setdefault(action["slot"], turn["utterance"])
+    return turns
 
 
 def _opening(dialogue: dict, service: SgdService) -> Opening | None:
@@ -149,7 +191,8 @@ def rename_map(original: list[SgdService], variant: list[SgdService]) -> dict[st
 def renamed(opening: Opening, service: SgdService, names: dict[str, str]) -> Opening:
     return opening.model_copy(update={"service": service.service_name, "intent": names[opening.intent],
                                       "values": {names[k]: v for k, v in opening.values.items()},
-                                      "no_constraint": [names[k] for k in opening.no_constraint]})
+                                      "no_constraint": [names[k] for k in opening.no_constraint],
+                                      "written": {names[k]: v for k, v in opening.written.items()}})
 
 
 def renamed_conversation(case: Conversation, service: SgdService, names: dict[str, str]) -> Conversation:
@@ -157,6 +200,8 @@ def renamed_conversation(case: Conversation, service: SgdService, names: dict[st
     return Conversation(opening=renamed(case.opening, service, names),
                         target={names[k]: v for k, v in case.target.items()},
                         answers={names[k]: v for k, v in case.answers.items()},
+                        turns={names[k]: v for k, v in case.turns.items()},
+                        written={names[k]: v for k, v in case.written.items()},
                         recorded=[RecordedCall(api=api_names.get(c.api, c.api),
                                                args={names[k]: v for k, v in c.args.items()},
                                                results=[{names.get(k, k): v for k, v in r.items()} for r in c.results])
@@ -198,7 +243,8 @@ def score_opening(opening: Opening, run, pack) -> OpeningResult:
     for slot, value in given.items():
         if slot not in opening.values:
             result.invented.append(f"{slot}={value!r}")
-        elif same_value(pack.normalizers.get(slot, "title_text"), value, opening.values[slot]):
+        elif _same_as_gold(pack.normalizers.get(slot, "title_text"), value, opening.values[slot],
+                           opening.written.get(slot, [])):
             result.true_values += 1
         else:
             result.wrong.append(f"{slot}={value!r} (gold {opening.values[slot]!r})")
@@ -208,6 +254,23 @@ def score_opening(opening: Opening, run, pack) -> OpeningResult:
         result.asked_wrong = sorted((asked & set(required)) ^ should_ask)
     result.exact = goal_right and not (result.invented or result.wrong or result.missed or result.asked_wrong)
     return result
+
+
+def _same_as_gold(normalizer: str, ours: str | None, gold: str | None, written: list[str]) -> bool:
+    return same_value(normalizer, ours, gold) or any(same_value(normalizer, ours, w) for w in written)
+
+
+def _as_gold(normalizers: dict[str, str], args: dict[str, str], case: Conversation) -> dict[str, str]:
+    """The call's arguments, a value written as the user wrote the target's read as the target's."""
+    return {name: case.target[name] if name in case.target and _same_as_gold(
+        normalizers.get(name, "lowercase_text"), value, case.target[name], case.written.get(name, [])) else value
+        for name, value in args.items()}
+
+
+def is_target(case: Conversation, pack, api: str | None, name: str, args: dict[str, str]) -> bool:
+    """Whether a call is the dialogue's first call of the opening intent."""
+    optional = pack.spec.apis[api].optional if api else {}
+    return name == api and same_call(pack.normalizers, optional, _as_gold(pack.normalizers, args, case), case.target)
 
 
 def refused(run) -> bool:
@@ -225,12 +288,20 @@ class ConversationResult(BaseModel):
     seconds: list[float] = []
 
 
+USERS = ("turns", "words")
+
+
 def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: Callable[[], list[tuple[str, dict]]],
-             ) -> ConversationResult:
+             user: str = "turns") -> ConversationResult:
     """Play the dialogue's user against an agent: `reply` maps a message to a reply object, `executed`
-    gives the calls carried out so far with their argument values."""
+    gives the calls carried out so far with their argument values. Asked for a slot, the user of `turns`
+    says the dialogue's own turn that gave its value (once; what else it says comes with it), then its
+    words for the value alone, as the user of `words` always does."""
+    if user not in USERS:
+        raise ValueError(f"unknown simulated user {user!r} ({', '.join(USERS)})")
     api = pack.api_of_operation(case.opening.intent)
     message, seconds, asked = case.opening.text, [], []
+    said = {case.opening.text}
     reply_kind = "ask"
     while len(seconds) < MAX_USER_MESSAGES and reply_kind in ("ask", "confirm"):
         started = time.perf_counter()
@@ -238,13 +309,15 @@ def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: C
         seconds.append(time.perf_counter() - started)
         reply_kind = answer.get("kind")
         if reply_kind == "ask":
-            asked.append(str(answer.get("slot")))
-            message = case.answers.get(str(answer.get("slot")), NOT_GIVEN)
+            slot = str(answer.get("slot"))
+            asked.append(slot)
+            turn = case.turns.get(slot) if user == "turns" else None
+            message = turn if turn and turn not in said else case.answers.get(slot, NOT_GIVEN)
+            said.add(message)
         elif reply_kind == "confirm":
             message = confirm_answer(case, pack, api, answer)
-    optional = pack.spec.apis[api].optional if api else {}
     calls = executed()
-    success = any(name == api and same_call(pack.normalizers, optional, args, case.target) for name, args in calls)
+    success = any(is_target(case, pack, api, name, args) for name, args in calls)
     return ConversationResult(dialogue_id=case.opening.dialogue_id, service=case.opening.service, success=success,
                               turns=len(seconds), asked=asked, seconds=seconds,
                               executed=[f"{n}({', '.join(f'{k}={v}' for k, v in a.items())})" for n, a in calls],
@@ -252,17 +325,21 @@ def simulate(case: Conversation, pack, reply: Callable[[str], dict], executed: C
 
 
 def confirm_answer(case: Conversation, pack, api: str | None, reply: dict) -> str:
-    """The user on a read-back, as the sessions SPEC's user: yes when the call is the dialogue's, else the
-    dialogue's words for the first argument that differs, or a plain no."""
+    """The user on a read-back, as the sessions SPEC's user: yes when the call is the dialogue's (beside
+    calls of APIs the dialogue also calls: a search the user asked for on the way), else the dialogue's
+    words for the first argument that differs, or a plain no."""
     from pipeline.evaluation.sessions import NO, NO_WITH, YES
 
-    optional = pack.spec.apis[api].optional if api else {}
     for call in reply.get("calls") or []:
         args = {name: value for name, value in call["args"].items() if not isinstance(value, dict)}
-        if call["api"] == api and same_call(pack.normalizers, optional, args, case.target):
+        if is_target(case, pack, api, call["api"], args):
             continue
-        if call["api"] != api:
+        if call["api"] != api:  # another call: fine where the dialogue's system made one of it too
+            if call["api"] in {recorded.api for recorded in case.recorded}:
+                continue
             return NO
+        optional = pack.spec.apis[api].optional if api else {}
+        args = _as_gold(pack.normalizers, args, case)
         wrong = next((name for name in [*args, *case.target] if not same_call(
             pack.normalizers, optional, {k: v for k, v in args.items() if k == name},
             {k: v for k, v in case.target.items() if k == name})), None)
@@ -361,11 +438,11 @@ def services_to_import(data: Path, schema: Path | None = None, services: list[st
 def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, services: list[str] | None = None,
                  limit: int | None = None, agent: str = "pipeline", translator: str = "hf",
                  conversations: bool = True, probes: int | None = None, seen_schema: Path | None = None,
-                 progress: Callable[[str, int], None] = lambda _what, _total: None) -> dict:
+                 user: str = "turns", progress: Callable[[str, int], None] = lambda _what, _total: None) -> dict:
     """Play the cases against the packs imported into `packs_dir` (`import_services` of the same schema:
     the caller imports, since evaluation does not write packs); return the summary with every failure's reasons.
     `limit`: openings (and conversations) per service; `probes`: out-of-domain probes per service (default:
-    as many as its openings)."""
+    as many as its openings); `user`: the simulated user of conversations (`simulate`)."""
     from pipeline.llm.baseline import run_baseline
     from pipeline.packs.pack import load_pack, using_packs_root
     from pipeline.run import backend_for, run_pipeline, warm_up
@@ -374,6 +451,8 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
 
     if agent not in ("pipeline", "llm"):
         raise ValueError(f"unknown agent {agent!r} (pipeline, llm)")
+    if user not in USERS:
+        raise ValueError(f"unknown simulated user {user!r} ({', '.join(USERS)})")
     original = load_services(data / "schema.json")
     chosen = [s for s in original if not services or s in services]
     unknown = sorted(set(services or []) - set(original))
@@ -427,11 +506,11 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
             state = engine.open(pack.name, TODAY)
             state.recorded = case.recorded
             talk_results.append(simulate(case, pack, lambda m: engine.reply(state, m).model_dump(exclude_none=True),
-                                         lambda: executed_values(state)))
+                                         lambda: executed_values(state), user))
             progress("", 0)
     summary = summarize(opening_results, probe_results, talk_results, seen)
     return {"agent": agent, "translator": translator, "data": str(data), "schema": str(schema or data / "schema.json"),
-            "today": TODAY, "limit_per_service": limit, "warm_up_s": {k: round(v, 2) for k, v in loaded.items()},
+            "today": TODAY, "limit_per_service": limit, "user": user, "warm_up_s": {k: round(v, 2) for k, v in loaded.items()},
             "by": summary,
             "failures": {"openings": [r.model_dump(exclude_defaults=True) for r in opening_results if not r.exact],
                          "probes_accepted": [s for s, ok, _ in probe_results if not ok],
