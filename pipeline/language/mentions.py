@@ -9,6 +9,14 @@ mention one argument, the matching the slot head finds likeliest overall.
 >>> one_argument_per_mention(readings)
 >>> [r.text for r in readings["origin"].kept], [r.text for r in readings["destination"].kept]
 (['Oslo'], [])
+
+Said as the answer to "where to?", the same words are the destination's:
+
+>>> for found in readings.values():
+...     found.items[0].kept = True
+>>> one_argument_per_mention(readings, favoured="destination")
+>>> [r.text for r in readings["origin"].kept], [r.text for r in readings["destination"].kept]
+([], ['Oslo'])
 """
 
 from __future__ import annotations
@@ -52,20 +60,43 @@ def _best_matching(arguments: list[str], mentions: list[int], score: dict[tuple[
     return {arguments[i]: mentions[j] for i, j in zip(rows, columns) if j < len(mentions) and table[i, j] > never}
 
 
-def one_argument_per_mention(readings: dict[str, Readings]) -> None:
+def _inside(inner, outer) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end and inner.span != outer.span
+
+
+def _drop_spans_over_others(readings: dict[str, Readings]) -> None:
+    """A reading that runs over another argument's value, where a likelier reading of its own argument lies
+    inside it, is dropped: "drama" is the genre of "a drama directed by Ann Lee", and the words after it
+    are the director's. Kept, it would join the two into one mention, and only one could have it."""
+    kept = [r for found in readings.values() for r in found.kept]
+    for found in readings.values():
+        for r in found.kept:
+            own = [o for o in found.kept if _inside(o, r) and (o.probability or 0.0) > (r.probability or 0.0)]
+            if own and any(_inside(o, r) for o in kept if o.argument != r.argument):
+                found.drop(r, f"runs over another argument's value; {own[0].text!r} inside it is likelier")
+
+
+# What being asked for is worth in the matching, as log-odds: "to Atlanta" said when the destination was
+# asked is the destination's, however close the head finds the origin (it does not see the question).
+ASKED = 4.6
+
+
+def one_argument_per_mention(readings: dict[str, Readings], favoured: str | None = None) -> None:
     """Where several arguments claim the same words, each argument takes one mention and each mention goes
     to one argument: the matching the head finds likeliest overall (the sum of log-odds). "out of Denver" is
     the origin's, not also the destination's; in "from Chicago to Boston" each place goes where the pair is
     likeliest, even where the head finds Boston the likelier origin on its own; "starring Ann Lee" is the
     star's, not the director's. The same words written into two arguments of a call are a value nobody
-    gave to one of them. Arguments no other argument competes with keep all their readings."""
+    gave to one of them. Arguments no other argument competes with keep all their readings. The argument a
+    question asked for (`favoured`) takes the mention it claims unless two others together are likelier."""
+    _drop_spans_over_others(readings)
     kept = [r for found in readings.values() for r in found.kept]
     mentions = _mentions([r.span for r in kept])
     where = lambda r: next(i for i, (a, b) in enumerate(mentions) if a <= r.start and r.end <= b)  # noqa: E731
     score: dict[tuple[str, int], float] = {}
     for r in kept:
         key = (r.argument, where(r))
-        score[key] = max(score.get(key, 0.0), _log_odds(r.probability))
+        score[key] = max(score.get(key, 0.0), _log_odds(r.probability) + (ASKED if r.argument == favoured else 0.0))
     # The arguments some other argument competes with, and every mention they claim. The best matching
     # of these is the best matching of each group that competes (the sum splits over groups).
     claimants: dict[int, set[str]] = defaultdict(set)

@@ -6,6 +6,8 @@ Drive"): short, without the words of the request itself, of a clause's subject o
 (['18300 Carriage Drive'], [])
 >>> whole_name_with_number("Big 4"), whole_name_with_number("4 people"), whole_name_with_number("Nopa")
 ([(0, 5)], [], [])
+>>> _sentence_start("In San Jose.", 0), _sentence_start("Yes. At Nopa", 5), _sentence_start("Dinner At Nopa", 7)
+(True, True, False)
 """
 
 from __future__ import annotations
@@ -35,14 +37,21 @@ def phrases(pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[i
             continue
         # A run of capitalised words (not "I") is a name, whatever words it is made of ("from New York", "at
         # The Blue Door"): "new" or "the" there is no word of the request. A sentence's first capital alone
-        # says nothing; the capitals after it do.
-        plain = [] if written_as_name(text[a:b]) and "i" not in words else words
+        # says nothing; the capitals after it do: "In San Jose." is a place after "in".
+        named = written_as_name(text[a:b]) and "i" not in words
+        if named and words[0] in FUNCTION_WORDS and words[0] != "the" and _sentence_start(text, a):
+            named = False
+        plain = [] if named else words
         if (len(words) > MAX_TEXT_SPAN_TOKENS or plain and (plain[0] in FUNCTION_WORDS or plain[-1] in FUNCTION_WORDS)
                 or re.search(r"[^\w\s'&/-]|\s-|-\s", text[a:b]) or set(plain) & REQUEST_WORDS
                 or set(words) & goal_words(pack) or overlaps((a, b), claimed) or set(plain) & SUBJECT_PRONOUNS):
             continue
         found.append((a, b))
     return found
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    return re.search(r"(?:^|[.!?]\s+)$", text[:at]) is not None
 
 
 _ADDRESS = re.compile(r"\b\d+[A-Za-z]?\s+(?:[A-Z][\w'’.-]*\s+){0,4}(?P<last>[A-Z][A-Za-z]*)\b\.?")

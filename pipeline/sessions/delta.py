@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from pipeline.language.linking import learned_parts
 from pipeline.language.values import link_values
 from pipeline.language.names import written_as_name
 from pipeline.language.readers import candidate_strings, reader, value_readings
@@ -21,6 +22,7 @@ from pipeline.language.words import FUNCTION_WORDS
 from pipeline.llm.grammar import _asp_string, _literal, _naming_words
 from pipeline.llm.prompt import goal_arguments
 from pipeline.packs.pack import Pack
+from pipeline.retrieval.speech_acts import Vocabulary, requests_action
 from pipeline.sessions.records import SessionState
 from pipeline.values import dates
 from pipeline.values.normalizers import _stem
@@ -159,6 +161,14 @@ def addressed_slots(pack: Pack, state: SessionState, message: str, today: date) 
 
 
 _QUESTION = re.compile(r"\?\s*$")
+
+
+def asks_back(pack: Pack, text: str) -> bool:
+    """A question back to the agent ("do they have parking?"), not a request worded as one ("can I get a
+    table at Nopa?", "could you try the one in Dublin?"), whose words may answer what was asked."""
+    return _QUESTION.search(text) is not None and not requests_action(text, Vocabulary.of(pack))
+
+
 SWITCH_WORDS = re.compile(r"\b(?:actually|instead|change|changed|rather|i meant|make it|make that|switch)\b", re.I)
 _OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+)?(?P<old>[^,.;!?]+)", re.I)
 
@@ -250,11 +260,17 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
               pending: tuple[str, str] | None, named: list[str]) -> list[Slot]:
     """The slots words give, for the goals `targets` (see `addressed_slots`)."""
     readings = value_readings(pack, text, today)
-    # The answer to the question asked is read by the rules alone: the question is context the slot head
-    # does not see. Everything else is read as a request's words are.
+    # The answer to the question asked is read by the rules where the slot head keeps none of its spans:
+    # the question is context the head does not see ("Bourbon Steak" alone). Where it keeps some, a whole
+    # sentence answers, and the head tells the value asked from the others it gives ("a drama directed
+    # by ..." asked the genre). Everything else is read as a request's words are.
     by_rules = candidate_strings(readings)
-    candidates = _without_old_values(text, candidate_strings(link_values(pack, text, readings)))
+    candidates = _without_old_values(text, candidate_strings(link_values(pack, text, readings,
+                                                                         asked=pending[1] if pending else None)))
     answering = _without_old_values(text, by_rules) if pending else candidates
+    heard = learned_parts(pack)["value"]  # the slot head judged `candidates`
+    if pending and heard and candidates.get(pending[1]):
+        answering = {**answering, pending[1]: candidates[pending[1]]}
     # Words said to a read-back correct it: a value there changes the one given, cue or not.
     switching = SWITCH_WORDS.search(text) is not None or state.awaiting is not None
     by_id = {g.goal_id: g for g in state.goals}
@@ -280,10 +296,17 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
             free = takes_any_words(pack, pending_arg)
             if not values and not free and _read(pack, pending_arg, text, today) is not None:
                 values = [text.strip()]  # no span reads, the whole answer does ("1 o"clock in the afternoon")
-            if free and _QUESTION.search(text):
+            if free and asks_back(pack, text):
                 values = []  # a question back ("do they have parking?") names nobody and nothing
             if values and free and _bare_answer(text, values):
                 free = False  # nothing but a value ("The Oak Room"): it answers the question asked
+            elif values and free and heard:
+                # The slot head tells the answer from other slots' values: words it keeps for another slot
+                # and not for the one asked ("find restaurants in San Jose" asked the restaurant's name)
+                # are that slot's, read below.
+                others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)]
+                if not candidates.get(pending_arg) and any(candidates.get(p) for p in others if p != pending_arg):
+                    values = []
             elif values and free:
                 # Free words may answer the question or fill another free slot ("put it under Maya Kim"
                 # asked for the restaurant): the slot whose description the message is closest to.
@@ -294,8 +317,9 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
                 if chosen != pending_arg:
                     slots.append(Slot([pending_goal], chosen, fresh(pending_goal, chosen), optional=True))
                     values = []
-            if values:
-                slots.append(Slot([pending_goal], pending_arg, values, optional=free))
+            if values:  # the head's answer is written, as an opening's kept values are
+                slots.append(Slot([pending_goal], pending_arg, values,
+                                  optional=free and not (heard and candidates.get(pending_arg))))
         taken.add(_family(pack, pending_arg))
     by_predicate: dict[str, list[str]] = {}
     for gid in targets:
@@ -306,16 +330,25 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
     for predicate, goal_ids in by_predicate.items():
         family = _family(pack, predicate)
         free = takes_any_words(pack, predicate)
-        if family in taken or any(s.predicate == predicate for s in slots):
-            continue
-        if free and (state.awaiting is not None or _QUESTION.search(text)):
+        if any(s.predicate == predicate for s in slots) or family in taken and not (heard and free):
+            continue  # free words the slot head gives another slot than the one asked are read below
+        if free and (state.awaiting is not None or asks_back(pack, text)):
             continue  # free words said to a read-back correct only the value a no points at (correcting_slot)
         if free and answered:
             # Besides an answer, only a person's whole name written as one is taken unasked, and then it is
-            # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context.
+            # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context,
+            # unless the slot head keeps them as this slot's (it was trained on such turns: "a drama
+            # directed by ..."), and then they are written, as an opening's kept values are.
+            answer = {w.lower() for slot in slots for v in slot.values for w in TOKEN.findall(v)}
+            if heard and family != "person_name":
+                goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
+                values = [v for v in dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate))
+                          if not {w.lower() for w in TOKEN.findall(v)} & answer]
+                if values:
+                    slots.append(Slot(goal_ids, predicate, values, optional=False))
+                continue
             if family != "person_name" or any(predicate in extra.gives for extra in pack.spec.ir_extra.values()):
                 continue  # a part of a name ("Ruiz") is never one written whole
-            answer = {w.lower() for slot in slots for v in slot.values for w in TOKEN.findall(v)}
             named_values = {gid: [v for v in fresh(gid, predicate) if written_as_name(v)  # and not the answer's
                                   and not {w.lower() for w in TOKEN.findall(v)} & answer] for gid in goal_ids}
             goal_ids = [gid for gid in goal_ids if named_values[gid] and not _has_value(pack, by_id[gid], predicate)]
@@ -330,8 +363,9 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
             goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
         goal_ids = sorted(goal_ids, key=lambda gid: (gid not in named, gid != pending_goal))
         values = list(dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate)))
-        if values:  # free text the message may give unasked ("it's for the tile job"): the model decides
-            slots.append(Slot(goal_ids, predicate, values, optional=free))
+        if values:  # free text the message may give unasked ("it's for the tile job"): the model decides,
+            # unless the slot head kept it
+            slots.append(Slot(goal_ids, predicate, values, optional=free and not heard))
     return slots
 
 

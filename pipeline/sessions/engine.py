@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from datetime import date
 
 from pipeline.language.moves import only_moves, read_moves
 from pipeline.llm.prompt import goal_arguments
@@ -27,7 +28,7 @@ from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
 from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_slot, told_before,
+from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_slot, same_value, told_before,
                                      translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
@@ -86,10 +87,11 @@ def fresh_goal_ids(state: SessionState):
     return (f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken)
 
 
-def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
+def add_goals(pack: Pack, state: SessionState, run: Run, turn: int, answering: bool = False) -> bool:
     """Add the goals a later message's own translation asks for that the session lacks, under new ids; a
     reference to a goal the session has by that name points at the session's ("and call me about that
-    report"). Whether any was added."""
+    report"). A message `answering` the question asked adds no search that only restates it
+    (`_restates`). Whether any was added."""
     if run.ir is None or run.status == "failed":
         return False
     try:
@@ -98,7 +100,7 @@ def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
         return False
     have = {g.goal: g.goal_id for g in state.goals}
     ids = {g.goal_id: have.get(g.goal) for g in found}
-    added = [g for g in found if g.goal not in have]
+    added = [g for g in found if g.goal not in have and not (answering and _restates(pack, state, g))]
     fresh = fresh_goal_ids(state)
     for given in added:
         ids[given.goal_id] = given.goal_id = next(fresh)
@@ -106,6 +108,18 @@ def add_goals(pack: Pack, state: SessionState, run: Run, turn: int) -> bool:
         given.refs = {name: ids[ref] for name, ref in given.refs.items() if ids.get(ref)}
     state.goals.extend(added)
     return bool(added)
+
+
+def _restates(pack: Pack, state: SessionState, given: Given) -> bool:
+    """A search whose every value a goal of the session already has: said in an answer ("I want a
+    restaurant in San Jose" to "which city?" while booking a table there), it is how the answer was put,
+    no search of its own. A search with a value the session lacks, or none at all, is asked for."""
+    goal = pack.spec.goals[given.goal]
+    if goal.workflow or pack.spec.apis[goal.api].effects or not given.values:
+        return False
+    today = date.fromisoformat(state.today)
+    return all(any(name in g.values and same_value(pack, name, value, g.values[name], today) for g in state.goals)
+               for name, value in given.values.items())
 
 
 def _inside(words: str, other: str) -> bool:
@@ -265,7 +279,7 @@ class SessionEngine:
         else:
             kind = apply_delta(pack, state, turn_input.facts, turn)
             delta_ir = turn_input.delta_ir
-            if turn_input.added is not None and add_goals(pack, state, turn_input.added, turn):
+            if turn_input.added is not None and add_goals(pack, state, turn_input.added, turn, kind == "answer"):
                 kind, delta_ir = "added", delta_ir + (turn_input.added.ir or "")
             if state.awaiting is not None and kind in ("switch", "jump", "added"):
                 state.awaiting = None  # a correction: what is read back next has the new values

@@ -11,8 +11,8 @@ import pytest
 
 from pipeline.authoring.sgd_packs import import_services
 from pipeline.packs.sgd_schema import load_schema
-from pipeline.evaluation.sgd import (cases, evaluate_sgd, read_dialogues, rename_map, renamed, score_opening,
-                                     services_to_import)
+from pipeline.evaluation.sgd import (cases, confirm_answer, evaluate_sgd, read_dialogues, rename_map, renamed,
+                                     score_opening, services_to_import, simulate)
 from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.records import Failure, Plan, PlanArg, PlanCall, Run
 
@@ -107,6 +107,60 @@ def test_the_opening_scorer_counts_right_wrong_invented_and_asked(data, tmp_path
     assert not wrong.exact and wrong.wrong and not wrong.true_values
     refused = score_opening(opening, _run(failure=Failure(stage="materialize", kind="out_of_domain", message="no")), pack)
     assert not refused.goal_right and refused.missed == ["cake_flavor='Lemon'"]
+
+
+# A user who answers the salon's question with a turn that also asks for nail trims, writes the town as
+# locals do, and books after a search the dialogue's system also ran.
+BOOKING = {"dialogue_id": "t_3", "services": ["Grooming_1"], "turns": [
+    _user("Can I get my dog groomed?", "Grooming_1", "FindSalons", {}),
+    _system("Where should I look?", "Grooming_1"),
+    _user("Somewhere in PDX, and they should trim nails.", "Grooming_1", "FindSalons",
+          {"city": ("PDX", "Portland"), "trims_nails": ("trim nails", "True")}),
+    _system("Shaggy Chic trims nails.", "Grooming_1", ("FindSalons", {"city": "Portland", "trims_nails": "True"}),
+            [{"salon_name": "Shaggy Chic", "city": "Portland", "trims_nails": "True"}]),
+]}
+
+
+@pytest.fixture
+def booking(tmp_path):
+    import_services(SCHEMA, tmp_path / "packs")
+    services = {s.service_name: s for s in load_schema(SCHEMA)}
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("grooming_1")
+    return cases(iter([BOOKING]), services)[1][0], pack
+
+
+def test_the_simulated_user_answers_with_the_dialogues_own_turn_then_its_words(booking):
+    case, pack = booking
+    assert case.turns == {"city": "Somewhere in PDX, and they should trim nails.",
+                          "trims_nails": "Somewhere in PDX, and they should trim nails."}
+    assert case.written == {"city": ["PDX"], "trims_nails": ["trim nails"]}
+    said = []
+
+    def agent(message):  # asks the town twice, then has searched with what it heard the first time
+        said.append(message)
+        return {"kind": "ask", "slot": "city"} if len(said) < 3 else {"kind": "done"}
+
+    result = simulate(case, pack, agent, lambda: [("find_salons", {"city": "PDX", "trims_nails": "True"})])
+    assert said == ["Can I get my dog groomed?", "Somewhere in PDX, and they should trim nails.", "PDX"]
+    assert result.success  # "PDX" is how the dialogue's user wrote Portland: the same value
+    said.clear()
+    words = simulate(case, pack, agent, lambda: [("find_salons", {"city": "Portland"})], user="words")
+    assert said[1:] == ["PDX", "PDX"] and not words.success  # the nail trims were never said, so never searched
+    with pytest.raises(ValueError, match="simulated user"):
+        simulate(case, pack, agent, lambda: [], user="script")
+
+
+def test_a_read_back_is_turned_down_for_a_call_the_dialogue_never_makes(booking):
+    case, pack = booking
+    target = {"api": "find_salons", "args": {"city": "PDX", "trims_nails": "True"}}
+    other = {"api": "book_grooming", "args": {"salon_name": "Shaggy Chic"}}
+    assert confirm_answer(case, pack, "find_salons", {"calls": [target]}).startswith("yes")
+    assert confirm_answer(case, pack, "find_salons", {"calls": [target, other]}).startswith("no")
+    # were a booking the dialogue's call, the search it also ran on the way would be fine
+    assert confirm_answer(case, pack, "book_grooming", {"calls": [target]}).startswith("yes")
+    wrong_town = {"api": "find_salons", "args": {"city": "Salem", "trims_nails": "True"}}
+    assert confirm_answer(case, pack, "find_salons", {"calls": [wrong_town]}).endswith("PDX")
 
 
 def test_sgdx_names_map_by_position(data, tmp_path):
