@@ -141,7 +141,9 @@ def addressed_slots(pack: Pack, state: SessionState, message: str, today: date) 
     - any other slot of another kind of value the message grounds (a jump, or a switch when the slot has
       a value already); a value equal to the one already given is no change ("820 rather than 780");
     - free text or a name unasked only when the message answers nothing asked, and then only if the
-      model takes it; no second slot of the asked slot's kind (one "650" is one value).
+      model takes it; no second slot of the asked slot's kind (one "650" is one value). Where the slot
+      head judges the pack's values, free text it keeps for a slot is that slot's, asked or not, beside
+      an answer or not, and is written (a whole sentence answers: "a drama directed by Ann Lee").
     A clause that names goals ("make the sales report Q3, the expense one stays Q4") gives values to those
     goals only; elsewhere, when several goals take a slot, the model chooses (the asked goal first)."""
     from pipeline.retrieval.retrievers import get_retriever

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from pipeline.authoring.sgd_packs import import_services
 from pipeline.language.heads import goal_head, slot_head
-from pipeline.packs.pack import using_packs_root
 from pipeline.run import run_pipeline
 from pipeline.settings import settings
+from tests.schemas import packs_of
 
 pytestmark = pytest.mark.skipif(goal_head() is None or slot_head() is None,
                                 reason="no trained heads (nesyplan train-language)")
@@ -50,11 +49,7 @@ SCHEMA = [{
 
 @pytest.fixture(scope="module")
 def packs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("packs")
-    schema = root / "schema.json"
-    schema.write_text(json.dumps(SCHEMA))
-    import_services(schema, root)
-    with using_packs_root(root):
+    with packs_of(tmp_path_factory.mktemp("packs"), SCHEMA) as root:
         yield root
 
 

@@ -3,17 +3,16 @@ data one way only: the grammar lets a reference go from a call without effects t
 between two alike from the earlier to the later; the rules never add the reference back. A circle of
 references is a plan nobody can make."""
 
-import json
 from datetime import date
 
 import pytest
 import xgrammar as xgr
 
-from pipeline.authoring.sgd_packs import import_services
 from pipeline.llm.backends import DEFAULT_GGUF, packaged_model_dir
 from pipeline.llm.grammar import ir_grammar
-from pipeline.packs.pack import load_pack, using_packs_root
+from pipeline.packs.pack import load_pack
 from pipeline.run import run_pipeline
+from tests.schemas import packs_of
 
 TODAY = date(2025, 5, 1)
 SLOTS = [{"name": "harbour", "description": "Harbour the boat leaves from", "is_categorical": False, "possible_values": []},
@@ -34,10 +33,7 @@ SCHEMA = [{
 
 @pytest.fixture(scope="module")
 def boats(tmp_path_factory):
-    root = tmp_path_factory.mktemp("packs")
-    (root / "schema.json").write_text(json.dumps(SCHEMA))
-    import_services(root / "schema.json", root)
-    with using_packs_root(root):
+    with packs_of(tmp_path_factory.mktemp("packs"), SCHEMA):
         yield load_pack("boats_7")
 
 

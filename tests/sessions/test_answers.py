@@ -1,15 +1,12 @@
 """A whole sentence said to a question: its value for the slot asked, and what else it gives (real model,
 heads, clingo and planner, on the grooming schema's packs and a theatre service made here)."""
 
-import json
-
 import pytest
 
-from pipeline.authoring.sgd_packs import import_services
 from pipeline.language.heads import slot_head
-from pipeline.packs.pack import using_packs_root
 from pipeline.sessions.engine import SessionEngine
 from tests.authoring.test_sgd_packs import packs  # noqa: F401 (the grooming schema's packs, a fixture)
+from tests.schemas import packs_of
 
 TODAY = "2025-05-01"
 
@@ -76,10 +73,7 @@ THEATRE = [{
 
 @pytest.fixture(scope="module")
 def theatre(tmp_path_factory):
-    root = tmp_path_factory.mktemp("theatre")
-    (root / "schema.json").write_text(json.dumps(THEATRE))
-    import_services(root / "schema.json", root)
-    with using_packs_root(root):
+    with packs_of(tmp_path_factory.mktemp("theatre"), THEATRE) as root:
         yield root
 
 
