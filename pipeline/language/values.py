@@ -5,9 +5,9 @@ head adds the free-text values the rules miss ("some country music") and says wh
 nothing ("find me one"); the slot head says which argument, if any, they *are* the value of, from the
 words around them ("4 beds, 2 baths"; "from Boston to Denver"). A reading the head gives less than its
 threshold is dropped; where several arguments claim the same words, each argument takes one mention and
-each mention one argument, the matching the head finds likeliest. One rule comes before the head: a
-value written right after a word of its argument's name ("pet number 7", "owner with id 12") is that
-argument's, and no unnamed argument's. Every reading keeps its probability and, dropped, why: the Run
+each mention one argument, the matching the head finds likeliest. Two rules come before the head: a
+value written right after a word of its argument's name ("pet number 7", "owner with id 12"), or a count
+right before the word its argument counts ("zero bags"), is that argument's, and no unnamed argument's. Every reading keeps its probability and, dropped, why: the Run
 shows them.
 """
 
@@ -187,7 +187,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
             if p < threshold and not named_before(text, reading.start, name) and not names_itself(reading.text, name) \
-                    and not names_a_value(pack, reading):
+                    and not names_a_value(pack, reading) \
+                    and not (reading.value.isdigit() and counted_after(text, reading.end, name)):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)

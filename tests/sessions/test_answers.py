@@ -99,3 +99,12 @@ def test_a_search_said_as_an_answer_that_adds_nothing_is_the_answer(theatre):
     reply = engine.reply(state, "Find a ferry to Victoria.")
     assert [g.goal for g in state.goals] == ["book_crossing"]  # no search of its own: it restates the booking
     assert _values(state, "book_crossing")["to_city"] == "Victoria" and reply.kind == "confirm"
+
+
+@pytest.mark.skipif(slot_head() is None, reason="no trained slot head (nesyplan train-language)")
+def test_a_count_before_the_word_it_counts_is_kept_whatever_the_head_says(theatre):
+    from pipeline.run import run_pipeline
+
+    run = run_pipeline("Find me a ferry from Seattle to Victoria, I have zero bikes.", "ferries_2", TODAY)
+    args = {a: b.value for c in run.plan.calls for a, b in c.args.items() if not b.default}
+    assert args.get("number_of_bikes") == "0" and "passengers" not in args
