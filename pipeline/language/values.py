@@ -163,10 +163,14 @@ def counted_after(text: str, end: int, argument: str) -> bool:
     (True, False)
     >>> counted_after("3 of us", 1, "number_of_beds"), counted_after("2 beds please", 1, "number_of_beds")
     (False, True)
+
+    What a count counts is the last word of its name: "one hotel room" gives no hotel_star_rating.
+
+    >>> counted_after("one hotel room", 3, "hotel_star_rating"), counted_after("one hotel room", 3, "hotel_rooms")
+    (False, False)
     """
     after = re.match(r"\s*([a-z]+)", text[end:].lower())
-    counted = {_stem(w) for w in argument.lower().split("_")} - {"number", "count", "of", "the", "a"}
-    return after is not None and _stem(after.group(1)) in counted
+    return after is not None and _stem(after.group(1)) == _stem(argument.lower().split("_")[-1])
 
 
 def link_values(pack, text: str, readings: dict[str, Readings], asked: str | None = None) -> dict[str, Readings]:
