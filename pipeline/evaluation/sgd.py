@@ -122,9 +122,9 @@ def cases(dialogues: Iterator[dict], services: dict[str, SgdService]) -> tuple[l
 
 
 def _written(user_words: dict, service: str, values: dict[str, str]) -> dict[str, list[str]]:
-    return {slot: [w for w in user_words[service, slot, value] if w != value]
-            for slot, value in values.items() if (service, slot, value) in user_words
-            and any(w != value for w in user_words[service, slot, value])}
+    forms = {slot: [w for w in user_words.get((service, slot, value), []) if w != value]
+             for slot, value in values.items()}
+    return {slot: words for slot, words in forms.items() if words}
 
 
 def _answer_turns(dialogue: dict, service: str, intent: str, target: dict[str, str]) -> dict[str, str]:
@@ -139,7 +139,7 @@ def _answer_turns(dialogue: dict, service: str, intent: str, target: dict[str, s
                 break
             continue
         if not opened:  # turns before the opening, and the opening itself (`_opening`'s turn)
-            opened = any(f.get("state", {}).get("active_intent", "NONE") != "NONE" for f in frames)
+            opened = any(_active_intent(f) for f in frames)
             continue
         for frame in frames:
             for action in frame["actions"]:
@@ -149,13 +149,18 @@ def _answer_turns(dialogue: dict, service: str, intent: str, target: dict[str, s
     return turns
 
 
+def _active_intent(frame: dict) -> str | None:
+    intent = frame.get("state", {}).get("active_intent", "NONE")
+    return None if intent == "NONE" else intent
+
+
 def _opening(dialogue: dict, service: SgdService) -> Opening | None:
     for turn in dialogue["turns"]:
         if turn["speaker"] != "USER":
             continue
         for frame in turn["frames"]:
-            intent = frame.get("state", {}).get("active_intent", "NONE")
-            if frame["service"] != service.service_name or intent == "NONE":
+            intent = _active_intent(frame)
+            if frame["service"] != service.service_name or intent is None:
                 continue
             required, optional = _intent_slots(service, intent)
             values, anything = {}, []

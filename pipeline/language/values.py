@@ -173,6 +173,13 @@ def counted_after(text: str, end: int, argument: str) -> bool:
     return after is not None and _stem(after.group(1)) == _stem(argument.lower().split("_")[-1])
 
 
+def _named_by_its_words(text: str, reading) -> bool:
+    """The two rules before the head: its argument's name right before the value, or a count right before
+    the word its argument counts."""
+    return named_before(text, reading.start, reading.argument) or \
+        reading.value.isdigit() and counted_after(text, reading.end, reading.argument)
+
+
 def link_values(pack, text: str, readings: dict[str, Readings], asked: str | None = None) -> dict[str, Readings]:
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
@@ -190,9 +197,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         probabilities = linker.value_probabilities(text, [r.span for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold and not named_before(text, reading.start, name) and not names_itself(reading.text, name) \
-                    and not names_a_value(pack, reading) \
-                    and not (reading.value.isdigit() and counted_after(text, reading.end, name)):
+            if p < threshold and not _named_by_its_words(text, reading) and not names_itself(reading.text, name) \
+                    and not names_a_value(pack, reading):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)
@@ -203,8 +209,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     for claims in same.values():
         if len(claims) < 2:
             continue
-        named = [c for c in claims if named_before(text, c[1].start, c[1].argument)
-                 or c[1].value.isdigit() and counted_after(text, c[1].end, c[1].argument)]
+        named = [c for c in claims if _named_by_its_words(text, c[1])]
         if named and len(named) < len(claims):  # the user named whose value it is: the others lose it
             for found, reading in claims:
                 if (found, reading) not in named:

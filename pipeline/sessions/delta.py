@@ -296,6 +296,8 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
         else:
             values = fresh(pending_goal, pending_arg, answering)
             free = takes_any_words(pack, pending_arg)
+            others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)
+                      if p.removeprefix("_") != pending_arg]
             if not values and not free and _read(pack, pending_arg, text, today) is not None:
                 values = [text.strip()]  # no span reads, the whole answer does ("1 o"clock in the afternoon")
             if free and asks_back(pack, text):
@@ -306,16 +308,14 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
                 # The slot head tells the answer from other slots' values: words it keeps for another slot
                 # and not for the one asked ("find restaurants in San Jose" asked the restaurant's name)
                 # are that slot's, read below.
-                others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)]
-                if not candidates.get(pending_arg) and any(candidates.get(p) for p in others if p != pending_arg):
+                if not candidates.get(pending_arg) and any(candidates.get(p) for p in others):
                     values = []
             elif values and free:
                 # Free words may answer the question or fill another free slot ("put it under Maya Kim"
                 # asked for the restaurant): the slot whose description the message is closest to.
-                others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)]
-                others = [p for p in others if p != pending_arg and takes_any_words(pack, p)
-                          and fresh(pending_goal, p) and not _has_value(pack, by_id[pending_goal], p)]
-                chosen = _closest_slot(pack, text, [pending_arg, *others])
+                free_others = [p for p in others if takes_any_words(pack, p)
+                               and fresh(pending_goal, p) and not _has_value(pack, by_id[pending_goal], p)]
+                chosen = _closest_slot(pack, text, [pending_arg, *free_others])
                 if chosen != pending_arg:
                     slots.append(Slot([pending_goal], chosen, fresh(pending_goal, chosen), optional=True))
                     values = []
