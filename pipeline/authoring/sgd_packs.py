@@ -30,6 +30,7 @@ goal `examples` and `description`, `out_of_scope` requests, `max_goals`, `lexico
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -40,6 +41,7 @@ from pipeline.language.words import same_things, word_list
 from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
                                        pack_name, snake)
+from pipeline.values.aliases import words_for
 from pipeline.values.normalizers import NORMALIZERS
 
 GENERATOR = "import-sgd"
@@ -84,6 +86,22 @@ def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = fro
     return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *phrase],
             # the whole phrase negated too: "no hot tub" must outweigh "hot tub", the longer words winning
             "False": [*BOOLEAN_SYNONYMS["False"], *[f"{no} {f}" for f in [*forms, *phrase] for no in ("no", "without", "not")]]}
+
+
+def listed_value_words(values: list[str]) -> dict[str, list[str]]:
+    """Other words for a choice's values that SGD train's users write in several services ("concert" for
+    Music: `values.aliases.words_for`), each only where it stands for one of the listed values and is
+    none of them.
+
+    >>> listed_value_words(["Music", "Sports"])
+    {'Music': ['concert'], 'Sports': ['game', 'games', 'match']}
+    >>> listed_value_words(["Theater", "Film"])
+    {}
+    """
+    learned = {v: words_for(v) for v in values}
+    named = {w.lower() for v in values for w in [v, *_name_words(v)]}
+    claims = Counter(w for words in learned.values() for w in words)
+    return {v: kept for v, words in learned.items() if (kept := [w for w in words if claims[w] == 1 and w not in named])}
 
 
 class ArgumentOverlay(StrictModel):
@@ -240,6 +258,8 @@ def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overl
                 others = {w for other in slots if other != slot_name for w in _name_words(other)}
                 flags = flag_synonyms(slot_name, {w for i in service.intents for w in _name_words(i.name)}, others)
                 argument["synonyms"] = {v: flags[v] for v in slot.possible_values}
+            elif synonyms := listed_value_words(slot.possible_values):
+                argument["synonyms"] = synonyms
         producers = [f"{goal_of[i.name]}_result" for i in service.intents if slot_name in i.result_slots]
         if producers:
             argument["accepts_output"] = producers

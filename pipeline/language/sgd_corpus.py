@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.language.descriptions import argument_text, goal_text
+from pipeline.language.words import FUNCTION_WORDS
 from pipeline.packs.sgd_schema import SgdService, load_schema
+from pipeline.values.normalizers import _stem
 
 _NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
 _NUMBERS = frozenset(_NUMBER_WORDS.values())
@@ -210,3 +212,55 @@ def read_aliases(dialogues, services: dict[str, SgdService], min_services: int =
                 and not begins:
             out[said] = canonical
     return dict(sorted(out.items()))
+
+
+def _listed_words(slot) -> bool:
+    """A categorical slot whose values are words (not yes/no, not counts)."""
+    values = [v for v in slot.possible_values if v != "dontcare"]
+    return slot.is_categorical and bool(values) and not all(v.isdigit() for v in values) \
+        and not set(values) <= {"True", "False"}
+
+
+def read_value_words(dialogues, services: dict[str, SgdService], min_services: int = 2, min_count: int = 5,
+                     agreement: float = 0.9) -> dict[str, list[str]]:
+    """Other words for a listed value, as SGD train's users write it ("concert" for Music, "large" for
+    Full-size): a word of the turns that give a categorical slot a value without writing it, that comes
+    with that value in at least `agreement` of the turns giving the slot a value in its words, in at least
+    `min_services` services and `min_count` turns in all. What holds across services is about the value,
+    not one service's catalogue. Words are compared by their stem; each is written in the forms such
+    turns wrote it in at least twice ("game", "games"). Returns value (lower case) -> words."""
+    given: dict[tuple[str, str, str], int] = {}  # (service, slot, stem) -> turns giving the slot a value
+    unwritten: dict[tuple[str, str, str, str], int] = {}  # the same, with the value, where it is not written
+    forms: dict[tuple[str, str], dict[str, int]] = {}  # (stem, value) -> the words written for it
+    for dialogue in dialogues:
+        for turn, frame, service in user_frames(dialogue, services):
+            slots = {s.name: s for s in service.slots}
+            tokens = {w for w in re.findall(r"[a-z]+", turn["utterance"].lower()) if w not in FUNCTION_WORDS}
+            stems = {_stem(w) for w in tokens}
+            for action in frame["actions"]:
+                slot = slots.get(action["slot"])
+                if action["act"] != "INFORM" or slot is None or not _listed_words(slot) or not action["values"] \
+                        or action["values"][0] == "dontcare":
+                    continue
+                value = action["values"][0]
+                written = re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", turn["utterance"], re.IGNORECASE)
+                for stem in stems:
+                    key = (frame["service"], slot.name, stem)
+                    given[key] = given.get(key, 0) + 1
+                    if not written:
+                        unwritten[(*key, value.lower())] = unwritten.get((*key, value.lower()), 0) + 1
+                if not written:
+                    for w in tokens:
+                        seen = forms.setdefault((_stem(w), value.lower()), {})
+                        seen[w] = seen.get(w, 0) + 1
+    count: dict[tuple[str, str], int] = {}
+    where: dict[tuple[str, str], set[str]] = {}
+    for (service, slot, stem, value), n in unwritten.items():
+        if n / given[(service, slot, stem)] >= agreement and stem not in _stem(value):
+            count[(stem, value)] = count.get((stem, value), 0) + n
+            where.setdefault((stem, value), set()).add(service)
+    out: dict[str, list[str]] = {}
+    for (stem, value), n in sorted(count.items()):
+        if n >= min_count and len(where[(stem, value)]) >= min_services:
+            out.setdefault(value, []).extend(sorted(w for w, k in forms[(stem, value)].items() if k >= 2))
+    return out

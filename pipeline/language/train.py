@@ -20,7 +20,7 @@ import numpy as np
 
 from pipeline.language.encoder import encode, sentence_vectors
 from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, WEIGHTS, reload, span_features
-from pipeline.language.sgd_corpus import goal_pairs, read_aliases, read_turns, read_wordings, slot_pairs
+from pipeline.language.sgd_corpus import goal_pairs, read_aliases, read_turns, read_value_words, read_wordings, slot_pairs
 from pipeline.language.spans import Proposal, SpanHead, piece_features, piece_labels
 from pipeline.packs.sgd_schema import load_schema
 from pipeline.values.aliases import ALIASES_FILE, write_aliases
@@ -274,10 +274,11 @@ def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None =
                              unseen_services=measure_spans(head, tagged, 2))
     np.savez_compressed(out / SPAN_HEAD, **span_weights, threshold=np.array(0.5), seed=np.array(seed))
     report.written.append(str(out / SPAN_HEAD))
-    # Other names of values (places) that hold across services, for the title_text reader.
+    # Other names of values (places) and other words for listed values that hold across services.
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     table = read_aliases(_dialogues(train, max_dialogues), services)
-    report.written.append(str(write_aliases(table, ALIASES_FILE if out == WEIGHTS else out / "aliases.yaml")))
+    words = read_value_words(_dialogues(train, max_dialogues), services)
+    report.written.append(str(write_aliases(table, words, ALIASES_FILE if out == WEIGHTS else out / "aliases.yaml")))
     reload()
     report.seconds = round(time.perf_counter() - started, 1)
     return report

@@ -7,8 +7,11 @@ words around them ("4 beds, 2 baths"; "from Boston to Denver"). A reading the he
 threshold is dropped; where several arguments claim the same words, each argument takes one mention and
 each mention one argument, the matching the head finds likeliest. Two rules come before the head: a
 value written right after a word of its argument's name ("pet number 7", "owner with id 12"), or a count
-right before the word its argument counts ("zero bags"), is that argument's, and no unnamed argument's. Every reading keeps its probability and, dropped, why: the Run
-shows them.
+right before the word its argument counts ("zero bags"), is that argument's, and no unnamed argument's.
+The head does not judge what it never saw as a value: a value its reader computes from other words
+("six years back" is a year; `Reading.as_written`), since SGD marks a listed value only where a turn
+writes it, so the head learned such words as none. Every reading keeps its probability and, dropped,
+why: the Run shows them.
 """
 
 from __future__ import annotations
@@ -132,22 +135,27 @@ def _the_span_heads_bounds(readings: dict[str, Readings], proposed: list[tuple[i
 def _counts_the_span_head_sees(pack, readings: dict[str, Readings], proposals: list) -> None:
     """A count written as one number is a value only where the span head reads one: "one" in "find me
     one" or "a one way ticket" is no number of anything. The words around a number say more about whether it counts
-    something than which argument it counts, and that is what the span head learned."""
+    something than which argument it counts, and that is what the span head learned. A year read from
+    other words ("'15") counts nothing and is not judged so."""
     for name, found in readings.items():
         if pack.normalizers.get(name) != "integer":
             continue
         for r in found.kept:
-            if len(r.text.split()) == 1 and not any(p.start < r.end and r.start < p.end for p in proposals):
+            if len(r.text.split()) == 1 and r.as_written and not any(p.start < r.end and r.start < p.end
+                                                                     for p in proposals):
                 found.drop(r, "no value by the span head (a number that counts nothing)")
 
 
 def names_a_value(pack, reading) -> bool:
     """Whether a choice's words are one of its listed values as written ("Psychiatrist" of a therapist
-    type), a value no other choice of the pack lists ("checking" of two account types says neither):
-    a closed list written out says which argument, whatever words surround it. Yes/no and numbers are
-    no such words."""
+    type), or words the pack lists for it ("concert" of Music), a value no other choice of the pack lists
+    ("checking" of two account types says neither): a closed list written out says which argument,
+    whatever words surround it. Yes/no and numbers are no such words."""
     spec = pack.spec.arguments.get(reading.argument)
-    if spec is None or spec.normalizer != "choice" or reading.text.lower() != reading.value.lower():
+    if spec is None or spec.normalizer != "choice":
+        return False
+    written = reading.text.lower()
+    if written != reading.value.lower() and written not in (w.lower() for w in (spec.synonyms or {}).get(reading.value, [])):
         return False
     if reading.value in ("True", "False", "None") or reading.value.isdigit():
         return False
@@ -197,8 +205,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         probabilities = linker.value_probabilities(text, [r.span for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold and not _named_by_its_words(text, reading) and not names_itself(reading.text, name) \
-                    and not names_a_value(pack, reading):
+            if p < threshold and reading.as_written and not _named_by_its_words(text, reading) \
+                    and not names_itself(reading.text, name) and not names_a_value(pack, reading):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)

@@ -6,6 +6,13 @@ up, never a word inside one ("LA Fitness" stays as written).
 
 >>> alias_of("SF"), alias_of(" seattle, wa "), alias_of("LA Fitness")
 ('San Francisco', 'Seattle', None)
+
+The same file holds other words for listed values (`read_value_words`): words SGD train's users write for
+a categorical value in several services without writing the value ("concert" for Music). A pack made
+from a schema lists them as its choices' synonyms (`import-sgd`), where a person can see and edit them.
+
+>>> words_for("Music"), words_for("Jazz")
+(['concert'], [])
 """
 
 from __future__ import annotations
@@ -24,14 +31,31 @@ def _folded(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def aliases() -> dict[str, str]:
+def _tables() -> dict:
     if not ALIASES_FILE.is_file():
         return {}
     raw = yaml.safe_load(ALIASES_FILE.read_text("utf-8")) or {}
-    table = raw.get("aliases") if isinstance(raw, dict) else None
+    return raw if isinstance(raw, dict) else {}
+
+
+def aliases() -> dict[str, str]:
+    table = _tables().get("aliases", {})
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
         raise ValueError(f"{ALIASES_FILE}: an `aliases:` mapping of strings is expected")
     return {_folded(k): v for k, v in table.items()}
+
+
+def value_words() -> dict[str, list[str]]:
+    table = _tables().get("value_words", {})
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, list)
+                                              and all(isinstance(w, str) for w in v) for k, v in table.items()):
+        raise ValueError(f"{ALIASES_FILE}: a `value_words:` mapping of strings to lists of strings is expected")
+    return {_folded(k): v for k, v in table.items()}
+
+
+def words_for(value: str) -> list[str]:
+    """Other words for a listed value, [] when none were learned."""
+    return list(value_words().get(_folded(value), []))
 
 
 def alias_of(text: str) -> str | None:
@@ -39,8 +63,10 @@ def alias_of(text: str) -> str | None:
     return aliases().get(_folded(text))
 
 
-def write_aliases(table: dict[str, str], path: Path = ALIASES_FILE) -> Path:
-    header = "# Written by `nesyplan train-language` from SGD train (language/sgd_corpus.read_aliases); do not edit.\n"
-    path.write_text(header + yaml.safe_dump({"aliases": table}, allow_unicode=True, sort_keys=True), "utf-8")
-    aliases.cache_clear()
+def write_aliases(table: dict[str, str], words: dict[str, list[str]], path: Path = ALIASES_FILE) -> Path:
+    header = ("# Written by `nesyplan train-language` from SGD train (language/sgd_corpus.read_aliases and "
+              "read_value_words); do not edit.\n")
+    path.write_text(header + yaml.safe_dump({"aliases": table, "value_words": words}, allow_unicode=True,
+                                            sort_keys=True), "utf-8")
+    _tables.cache_clear()
     return path

@@ -164,6 +164,35 @@ def test_other_names_of_a_value_are_kept_only_when_they_hold_across_services(tmp
     assert read_aliases([{"turns": turns}], services, min_services=1) == {"choc": "Chocolate", "hfx": "Halifax"}
 
 
+def test_other_words_for_a_listed_value_are_kept_only_when_they_hold_across_services(tmp_path):
+    import json
+
+    from pipeline.language.sgd_corpus import read_value_words
+
+    def service(name, slot, values):
+        return {"service_name": name, "description": "", "intents": [],
+                "slots": [{"name": slot, "description": "", "is_categorical": True, "possible_values": values}]}
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps([service("Ferries_1", "deck", ["Upper", "Lower"]),
+                                  service("Buses_7", "seat_level", ["Upper", "Lower"]),
+                                  service("Cafes_1", "roast", ["Dark", "Light"])]))
+    services = {s.service_name: s for s in load_schema(schema)}
+
+    def turn(service_name, slot, said, value):
+        action = {"act": "INFORM", "slot": slot, "values": [value]}
+        return {"speaker": "USER", "utterance": said, "frames": [{"service": service_name, "actions": [action]}]}
+
+    turns = [*[turn("Ferries_1", "deck", "a seat up top please", "Upper")] * 3,
+             *[turn("Buses_7", "seat_level", "somewhere up top", "Upper")] * 3,  # two services: kept
+             *[turn("Cafes_1", "roast", "bold", "Dark")] * 6,  # one service's word
+             turn("Ferries_1", "deck", "the upper deck", "Upper"),  # written: says nothing of other words
+             *[turn(s, slot, "a seat please", v) for s, slot, v in (("Ferries_1", "deck", "Lower"),
+                                                                      ("Buses_7", "seat_level", "Lower"))] * 2]
+    assert read_value_words([{"turns": turns}], services) == {"upper": ["top"]}  # "seat" says no one value
+    assert read_value_words([{"turns": turns}], services, min_services=1) == {"dark": ["bold"], "upper": ["top"]}
+
+
 def test_a_place_written_by_another_name_is_that_place():
     from pipeline.values.normalizers import title_text
 
