@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
+from pipeline.language.words import word_list
 from pipeline.packs.pack import Pack
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.speech_acts import (
@@ -27,6 +28,10 @@ from pipeline.retrieval.speech_acts import (
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT
 from pipeline.values.spans import without_values
+
+_SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
+                                               sorted(word_list("search_words"), key=len, reverse=True)) + r")\b",
+                           re.IGNORECASE)
 
 # Cosine thresholds of the packaged model: below FIRST nothing in the pack covers the request; a further
 # goal must score NEXT on what the earlier goals left unexplained (a residual: its scores run lower).
@@ -198,7 +203,30 @@ class Retriever:
                   max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
         """`_by_clause`'s goals; when it finds none, the goal head's (`vouched`): a second judge of whether
         the request asks for something a pack made from a schema does at all."""
-        return self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query)
+        goals = self._by_clause(query, first_threshold, clause_threshold, max_goals)
+        if goals and not self.pack.has_examples():
+            taken = {g.goal for g in goals}
+            goals = [self._the_search_asked(g, taken) for g in goals]
+        return goals or self.vouched(query)
+
+    def _the_search_asked(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
+        """A request in words that ask to find something (`lexicon/search_words.yaml`: "can you find me a
+        bus") takes, of the two best goals for its words, the one without effects over one with them: a
+        search is what it asks for, and what a search leads to (a booking, a purchase) is asked in words of
+        its own; taking it on such words would make a call with effects nobody asked for. Only for a pack
+        made from a schema: one goal's description is all retrieval has of it, and a booking's reads much
+        like its search's; a pack with example requests is matched by their words."""
+        if not _SEARCH_WORDS.search(chosen.source) or not self._has_effects(chosen.goal):
+            return chosen
+        ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:2]
+        other = next((g for g in ranked if g.goal != chosen.goal), None)
+        if other is None or chosen.goal not in {g.goal for g in ranked} or other.goal in taken \
+                or self._has_effects(other.goal):
+            return chosen
+        return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
+
+    def _has_effects(self, goal: str) -> bool:
+        return self.pack.spec.apis[self.pack.api_of_goal(goal)].effects
 
     def vouched(self, query: str) -> list[ScoredGoal]:
         """The goal the learned goal head gives at least its threshold for the whole request, on the

@@ -220,3 +220,30 @@ def test_the_checked_in_scale_pack_is_what_the_generator_writes(tmp_path):
                  "domains/catalog500/prompts/translate.j2"):
         assert (tmp_path / part).read_text() == (ROOT / part).read_text(), part
     assert (tmp_path / "requests.jsonl").read_text() == (ROOT / "domains/catalog500/requests.jsonl").read_text()
+
+
+FERRIES = [{"service_name": "Ferries_5", "description": "Ferry crossings between islands",
+            "slots": [{"name": "port", "description": "Port the ferry leaves from", "is_categorical": False,
+                       "possible_values": []},
+                      {"name": "crossing_date", "description": "Date of the crossing", "is_categorical": False,
+                       "possible_values": []}],
+            "intents": [{"name": "FindCrossings", "description": "Find ferry crossings from a port on a date",
+                         "is_transactional": False, "required_slots": ["port", "crossing_date"], "optional_slots": {},
+                         "result_slots": ["port", "crossing_date"]},
+                        {"name": "BuyCrossing", "description": "Buy a seat on a ferry crossing",
+                         "is_transactional": True, "required_slots": ["port", "crossing_date"], "optional_slots": {},
+                         "result_slots": ["port", "crossing_date"]}]}]
+
+
+def test_words_that_ask_to_find_take_the_search_over_a_call_with_effects(tmp_path):
+    from pipeline.retrieval.retrievers import get_retriever
+    from tests.schemas import packs_of
+
+    with packs_of(tmp_path, FERRIES):
+        retriever = get_retriever(load_pack("ferries_5"))
+        # the descriptions alone rank the purchase first for these words
+        assert retriever.rank("I need a ferry")[0].goal == "buy_crossing"
+        assert [g.goal for g in retriever.by_clause("I need a ferry")] == ["buy_crossing"]
+        for text in ("I need a ferry. Can you help me find one?", "I need a ferry ticket, can you look for one?"):
+            assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"], text
+        assert [g.goal for g in retriever.by_clause("Book me a seat on a ferry")] == ["buy_crossing"]
