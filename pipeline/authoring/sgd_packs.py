@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import product
 from pathlib import Path
 
 import yaml
 from pydantic import Field, ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
-from pipeline.language.words import same_things, word_list
+from pipeline.language.values import NEGATIONS
+from pipeline.language.words import name_words, same_things, split_run_together, word_list
 from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
                                        pack_name, snake)
@@ -48,11 +50,6 @@ GENERATOR = "import-sgd"
 # Names the generated PDDL and IR already use: a slot or intent named so would collide with them.
 RESERVED = {"goal", "call", "var", "argtype", "object", "either", "and", "or", "not", "get_info_api"}
 BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
-
-
-def _name_words(name: str) -> list[str]:
-    """The words of a slot or intent name, lower case ("GetRide" -> get, ride; "has_wifi" -> has, wifi)."""
-    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|\d+", name)]
 
 
 _YES_OR_NO = re.compile(r"_(?:yes_(?:or_)?no|or_not)$")
@@ -75,13 +72,23 @@ def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = fro
     ['yes', 'true', 'free', 'free attraction']
     >>> flag_synonyms("wifi_yes_or_no", set())["True"], flag_synonyms("live_music_flag", set())["True"]
     (['yes', 'true', 'wifi'], ['yes', 'true', 'music'])
+    >>> flag_synonyms("kidfriendly", {"find", "attractions"})["True"][2:5], flag_synonyms("is_redeye", set())["True"]
+    (['kidfriendly', 'kid friendly', 'child friendly'], ['yes', 'true', 'redeye', 'red eye'])
     """
     asked = _YES_OR_NO.sub("", slot) or slot  # "wifi_yes_or_no" names the wifi, not a yes or a no
-    named = [w for w in _name_words(asked) if w not in word_list("flag_glue")]
+    named = [w for w in name_words(asked, apart=False) if w not in word_list("flag_glue")]
     feature = [w for w in named if w not in goal_words]
     feature = [w for w in feature if w not in subject_words] or feature
     forms = [f for w in feature for f in ([w, w[:-1]] if w.endswith("s") and len(w) > 3 else [w])]
     forms += [f for f in dict.fromkeys(o for w in feature for o in same_things(w)) if f not in forms]
+    # A word written from two ("kidfriendly", "redeye") is read as the two, each also in its other words
+    # ("child friendly"), and as its one part that is no glue alone ("kid", "kids"), not "red" alone.
+    apart = [parts for w in feature if len(parts := split_run_together(w)) > 1]
+    forms += [f for f in dict.fromkeys(" ".join(p) for parts in apart
+                                       for p in product(*[[x, *same_things(x)] for x in parts])) if f not in forms]
+    alone = [own[0] for parts in apart if len(own := [x for x in parts if x not in word_list("flag_glue")]) == 1
+             and own[0] not in NEGATIONS]
+    forms += [f for f in dict.fromkeys(o for w in alone for o in [w, *same_things(w)]) if f not in forms]
     phrase = [p for p in ([" ".join(named)] if len(named) > 1 and feature else []) if p not in forms]
     return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *phrase],
             # the whole phrase negated too: "no hot tub" must outweigh "hot tub", the longer words winning
@@ -99,7 +106,7 @@ def listed_value_words(values: list[str]) -> dict[str, list[str]]:
     {}
     """
     learned = {v: words_for(v) for v in values}
-    named = {w.lower() for v in values for w in [v, *_name_words(v)]}
+    named = {w.lower() for v in values for w in [v, *name_words(v)]}
     claims = Counter(w for words in learned.values() for w in words)
     return {v: kept for v, words in learned.items() if (kept := [w for w in words if claims[w] == 1 and w not in named])}
 
@@ -255,8 +262,8 @@ def service_pack_spec(service: SgdService, overlay: Overlay | None = None, overl
         if normalizer == "choice":
             argument["values"] = list(slot.possible_values)
             if set(slot.possible_values) <= set(BOOLEAN_SYNONYMS):
-                others = {w for other in slots if other != slot_name for w in _name_words(other)}
-                flags = flag_synonyms(slot_name, {w for i in service.intents for w in _name_words(i.name)}, others)
+                others = {w for other in slots if other != slot_name for w in name_words(other)}
+                flags = flag_synonyms(slot_name, {w for i in service.intents for w in name_words(i.name)}, others)
                 argument["synonyms"] = {v: flags[v] for v in slot.possible_values}
             elif synonyms := listed_value_words(slot.possible_values):
                 argument["synonyms"] = synonyms

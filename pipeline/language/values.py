@@ -22,7 +22,7 @@ from collections import defaultdict
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.readings import Readings
-from pipeline.language.words import FUNCTION_WORDS, pack_words, same_thing
+from pipeline.language.words import FUNCTION_WORDS, name_words, pack_words, same_thing
 from pipeline.values.spans import TOKEN
 from pipeline.values.normalizers import _stem
 
@@ -64,7 +64,7 @@ def named_before(text: str, start: int, argument: str) -> bool:
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
 
 
-NEGATIONS = {"no", "not", "without"}
+NEGATIONS = {"no", "not", "non", "without"}
 
 
 def names_itself(span: str, argument: str) -> bool:
@@ -78,10 +78,12 @@ def names_itself(span: str, argument: str) -> bool:
     (True, True)
     >>> names_itself("child", "good_for_kids")  # words of one thing (lexicon/same_things.yaml)
     True
+    >>> names_itself("child friendly", "kidfriendly")  # a name's words run together
+    True
     >>> names_itself("no", "furnished"), names_itself("Paris", "city")
     (False, False)
     """
-    name = {_stem(same_thing(w)) for w in argument.lower().split("_")}
+    name = {_stem(same_thing(w)) for w in name_words(argument)}
     words = [_stem(same_thing(w)) for w in re.findall(r"[a-z]+", span.lower())]
     content = [w for w in words if w not in NEGATIONS]
     return bool(content) and all(w in name for w in content)

@@ -8,6 +8,7 @@ True
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -57,6 +58,37 @@ def same_thing(word: str) -> str:
     ('child', 'child', 'wifi')
     """
     return _same_things().get(word.lower(), word.lower())
+
+
+# A word of a name rarer than this in English may be two words written as one ("kidfriendly"); each of
+# them must be at least this common.
+_RUN_TOGETHER_ZIPF, _PART_ZIPF = 2.5, 3.5
+
+
+def split_run_together(word: str) -> list[str]:
+    """A name's word as the two common English words it was written from, or itself: schemas write
+    "kidfriendly", "singerartist", "dropoff", and users write the words apart.
+
+    >>> split_run_together("kidfriendly"), split_run_together("dropoff"), split_run_together("hotel")
+    (['kid', 'friendly'], ['drop', 'off'], ['hotel'])
+    >>> split_run_together("transferee")  # each part three letters at least: "ee" is none
+    ['transferee']
+    """
+    from wordfreq import zipf_frequency
+
+    if len(word) < 6 or zipf_frequency(word, "en") >= _RUN_TOGETHER_ZIPF:
+        return [word]
+    splits = [(word[:i], word[i:]) for i in range(3, len(word) - 2)]
+    scored = [(min(zipf_frequency(a, "en"), zipf_frequency(b, "en")), a, b) for a, b in splits]
+    best = max(scored, default=(0.0, "", ""))
+    return [best[1], best[2]] if best[0] >= _PART_ZIPF else [word]
+
+
+def name_words(name: str, apart: bool = True) -> list[str]:
+    """The words of a slot or intent name, lower case, run-together ones apart unless not `apart`
+    ("GetRide" -> get, ride; "has_wifi" -> has, wifi; "kidfriendly" -> kid, friendly)."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|\d+", name)]
+    return [part for w in words for part in split_run_together(w)] if apart else words
 
 
 def same_things(word: str) -> list[str]:

@@ -215,3 +215,18 @@ def test_a_choice_reads_the_other_words_learned_for_its_values(tmp_path):
         assert listed in load_pack("outings_4").spec.arguments["outing_kind"].synonyms[value.title()]
         run = run_pipeline(f"Find me things to do in Tofino, something like a {listed}", "outings_4", "2025-05-01")
         assert _args(run).get("outing_kind") == value.title()
+
+
+def test_a_flag_named_in_words_run_together_is_read_from_them_apart(tmp_path):
+    schema = [{"service_name": "Cabins_2", "description": "Find cabins to rent in the mountains",
+               "slots": [{"name": "town", "description": "Town the cabin is in", "is_categorical": False,
+                          "possible_values": []},
+                         {"name": "petfriendly", "description": "Whether animals may stay", "is_categorical": True,
+                          "possible_values": ["True", "False"]}],
+               "intents": [{"name": "FindCabin", "description": "Search for a cabin in a town", "is_transactional": False,
+                            "required_slots": ["town"], "optional_slots": {"petfriendly": "dontcare"},
+                            "result_slots": ["town", "petfriendly"]}]}]
+    with packs_of(tmp_path, schema):
+        for text in ("Find a cabin in Banff where I can bring my pets", "a pet friendly cabin in Banff please"):
+            assert _args(run_pipeline(text, "cabins_2", "2025-05-01")).get("petfriendly") == "True", text
+        assert "petfriendly" not in _args(run_pipeline("a friendly cabin in Banff", "cabins_2", "2025-05-01"))
