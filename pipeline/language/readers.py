@@ -269,7 +269,7 @@ _SHORT_YEAR = re.compile(r"(?<!\w)['’](\d{2})(?![\w'’])")
 
 def _integer_spans(scene: Scene, name: str, spec) -> Readings:
     """A count outside phone numbers, never part of a time or a date; only the total of a breakdown. A year
-    argument reads years instead: four digits, the year a period names ("2013", "six years back"), or two
+    argument reads years instead: four digits, the year a period names ("2013", "nine years back"), or two
     digits after an apostrophe, the latest such year not after this one ("'15" is 2015, "'98" 1998)."""
     found = Readings(name, scene.text)
     pool = [sp for sp in scene.plain if not overlaps(sp, scene.times + scene.readable_periods)]
@@ -284,7 +284,7 @@ def _integer_spans(scene: Scene, name: str, spec) -> Readings:
             if p.start == date(p.start.year, 1, 1) and p.end == date(p.start.year, 12, 31):
                 found.add(sp, str(p.start.year), as_written=scene.words(sp).strip().isdigit())
         century = scene.today.year - scene.today.year % 100
-        for m in _SHORT_YEAR.finditer(scene.text):  # the count normaliser reads "six years back" as 6, "'15" as 15
+        for m in _SHORT_YEAR.finditer(scene.text):  # the count normaliser reads "nine years back" as 9, "'15" as 15
             short = century + int(m.group(1))
             found.add(m.span(), str(short if short <= scene.today.year else short - 100), as_written=False)
     return found

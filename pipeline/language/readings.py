@@ -26,7 +26,7 @@ class Reading:
     why: str = ""  # why it was dropped
     source: str = ""  # the words it was read in
     # Whether the grammar may write the words themselves: not where the argument's normaliser would read
-    # them otherwise ("six years back" as a year is 2013, as a count 6): then only the value is written.
+    # them otherwise ("nine years back" as a year is 2010, as a count 9): then only the value is written.
     as_written: bool = True
 
     @property

@@ -9,7 +9,7 @@ each mention one argument, the matching the head finds likeliest. Two rules come
 value written right after a word of its argument's name ("pet number 7", "owner with id 12"), or a count
 right before the word its argument counts ("zero bags"), is that argument's, and no unnamed argument's.
 The head does not judge what it never saw as a value: a value its reader computes from other words
-("six years back" is a year; `Reading.as_written`), since SGD marks a listed value only where a turn
+("nine years back" is a year; `Reading.as_written`), since SGD marks a listed value only where a turn
 writes it, so the head learned such words as none. Every reading keeps its probability and, dropped,
 why: the Run shows them.
 """

@@ -37,7 +37,7 @@ def period(text, today=TODAY):
     ("last month", ("09/01/2024", "09/30/2024")),
     ("last quarter", ("07/01/2024", "09/30/2024")),
     ("last year", ("01/01/2023", "12/31/2023")),
-    ("six years back", ("01/01/2018", "12/31/2018")),  # the year that many years back, whole
+    ("nine years back", ("01/01/2015", "12/31/2015")),  # the year that many years back, whole
     ("two months ago", ("08/01/2024", "08/31/2024")),
     ("this month", ("10/01/2024", "10/31/2024")),
     ("this quarter", ("10/01/2024", "12/31/2024")),
