@@ -62,6 +62,11 @@ def read_wordings(schemas: list[Path]) -> Wordings:
     return Wordings(goals, slots)
 
 
+def _as_word(form: str) -> re.Pattern:
+    """The words of a value written whole, not inside another word."""
+    return re.compile(r"(?<!\w)" + re.escape(form) + r"(?!\w)", re.IGNORECASE)
+
+
 def _categorical_spans(text: str, frame: dict, service: SgdService) -> list[tuple[int, int, str]]:
     categorical = {s.name for s in service.slots if s.is_categorical}
     found = []
@@ -71,7 +76,7 @@ def _categorical_spans(text: str, frame: dict, service: SgdService) -> list[tupl
         value = action["values"][0]
         forms = [value] + ([_NUMBER_WORDS[int(value)]] if value.isdigit() and int(value) in _NUMBER_WORDS else [])
         for form in forms:
-            written = list(re.finditer(r"(?<!\w)" + re.escape(form) + r"(?!\w)", text, re.IGNORECASE))
+            written = list(_as_word(form).finditer(text))
             if len(written) == 1:  # twice ("one way for one"): which one is the value is not known
                 found.append((written[0].start(), written[0].end(), action["slot"]))
                 break
@@ -243,7 +248,7 @@ def read_value_words(dialogues, services: dict[str, SgdService], min_services: i
                         or action["values"][0] == "dontcare":
                     continue
                 value = action["values"][0]
-                written = re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", turn["utterance"], re.IGNORECASE)
+                written = _as_word(value).search(turn["utterance"])
                 for stem in stems:
                     key = (frame["service"], slot.name, stem)
                     given[key] = given.get(key, 0) + 1

@@ -65,23 +65,24 @@ def same_thing(word: str) -> str:
 _RUN_TOGETHER_ZIPF, _PART_ZIPF = 2.5, 3.5
 
 
-def split_run_together(word: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def split_run_together(word: str) -> tuple[str, ...]:
     """A name's word as the two common English words it was written from, or itself: schemas write
     "kidfriendly", "singerartist", "dropoff", and users write the words apart.
 
     >>> split_run_together("kidfriendly"), split_run_together("dropoff"), split_run_together("hotel")
-    (['kid', 'friendly'], ['drop', 'off'], ['hotel'])
+    (('kid', 'friendly'), ('drop', 'off'), ('hotel',))
     >>> split_run_together("transferee")  # each part three letters at least: "ee" is none
-    ['transferee']
+    ('transferee',)
     """
     from wordfreq import zipf_frequency
 
     if len(word) < 6 or zipf_frequency(word, "en") >= _RUN_TOGETHER_ZIPF:
-        return [word]
+        return (word,)
     splits = [(word[:i], word[i:]) for i in range(3, len(word) - 2)]
     scored = [(min(zipf_frequency(a, "en"), zipf_frequency(b, "en")), a, b) for a, b in splits]
     best = max(scored, default=(0.0, "", ""))
-    return [best[1], best[2]] if best[0] >= _PART_ZIPF else [word]
+    return (best[1], best[2]) if best[0] >= _PART_ZIPF else (word,)
 
 
 def name_words(name: str, apart: bool = True) -> list[str]:

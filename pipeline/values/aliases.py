@@ -38,6 +38,7 @@ def _tables() -> dict:
     return raw if isinstance(raw, dict) else {}
 
 
+@lru_cache(maxsize=1)
 def aliases() -> dict[str, str]:
     table = _tables().get("aliases", {})
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
@@ -45,6 +46,7 @@ def aliases() -> dict[str, str]:
     return {_folded(k): v for k, v in table.items()}
 
 
+@lru_cache(maxsize=1)
 def value_words() -> dict[str, list[str]]:
     table = _tables().get("value_words", {})
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, list)
@@ -68,5 +70,6 @@ def write_aliases(table: dict[str, str], words: dict[str, list[str]], path: Path
               "read_value_words); do not edit.\n")
     path.write_text(header + yaml.safe_dump({"aliases": table, "value_words": words}, allow_unicode=True,
                                             sort_keys=True), "utf-8")
-    _tables.cache_clear()
+    for cached in (_tables, aliases, value_words):
+        cached.cache_clear()
     return path
