@@ -12,6 +12,7 @@ import difflib
 import re
 import threading
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 from pathlib import Path
 
@@ -203,11 +204,11 @@ class Retriever:
                   max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
         """`_by_clause`'s goals; when it finds none, the goal head's (`vouched`): a second judge of whether
         the request asks for something a pack made from a schema does at all."""
-        goals = self._by_clause(query, first_threshold, clause_threshold, max_goals)
+        goals = self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query)
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
-            goals = [self._the_search_asked(g, taken) for g in goals]
-        return goals or self.vouched(query)
+            goals = [self._the_values_given(self._the_search_asked(g, taken), taken) for g in goals]
+        return goals
 
     def _the_search_asked(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
         """A request in words that ask to find something (`lexicon/search_words.yaml`: "can you find me a
@@ -224,6 +225,32 @@ class Retriever:
                 or self._has_effects(other.goal):
             return chosen
         return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
+
+    def _the_values_given(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
+        """Of the two best goals for its words, the one without effects whose arguments take values the
+        request gives, where the chosen one takes none of them ("an appointment with a dentist in Napa":
+        the dentist and the town are what the search for one takes, the booking takes a name): the values
+        say which call the words are about, and a call with effects is never taken on what only another
+        goal's values say. Only for a pack made from a schema, as `_the_search_asked`."""
+        ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:2]
+        other = next((g for g in ranked if g.goal != chosen.goal), None)
+        if other is None or chosen.goal not in {g.goal for g in ranked} or other.goal in taken \
+                or self._has_effects(other.goal):
+            return chosen
+        given = self._arguments_given(" ".join(filter(None, [chosen.source, chosen.context])))
+        mine, theirs = set(self.pack.goal_takes(chosen.goal)), set(self.pack.goal_takes(other.goal))
+        if given & (theirs - mine) and not given & (mine - theirs):
+            return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
+        return chosen
+
+    def _arguments_given(self, text: str) -> set[str]:
+        """The arguments the text gives a value its words keep (`language.values`). Which arguments are
+        given does not depend on the day, so today's date reads the relative ones."""
+        from pipeline.language.readers import value_readings
+        from pipeline.language.values import link_values
+
+        readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
+        return {name for name, found in readings.items() if found.kept}
 
     def _has_effects(self, goal: str) -> bool:
         return self.pack.spec.apis[self.pack.api_of_goal(goal)].effects

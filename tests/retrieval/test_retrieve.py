@@ -247,3 +247,34 @@ def test_words_that_ask_to_find_take_the_search_over_a_call_with_effects(tmp_pat
         for text in ("I need a ferry. Can you help me find one?", "I need a ferry ticket, can you look for one?"):
             assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"], text
         assert [g.goal for g in retriever.by_clause("Book me a seat on a ferry")] == ["buy_crossing"]
+
+
+TUTORS = [{"service_name": "Tutors_3", "description": "Private tutors and their lessons",
+           "slots": [{"name": "subject", "description": "Subject the tutor teaches", "is_categorical": True,
+                      "possible_values": ["Chemistry", "Piano", "Latin"]},
+                     {"name": "town", "description": "Town the tutor works in", "is_categorical": False,
+                      "possible_values": []},
+                     {"name": "tutor_name", "description": "Name of the tutor", "is_categorical": False,
+                      "possible_values": []},
+                     {"name": "lesson_date", "description": "Date of the lesson", "is_categorical": False,
+                      "possible_values": []}],
+           "intents": [{"name": "FindTutor", "description": "Find a tutor of a subject in a town",
+                        "is_transactional": False, "required_slots": ["subject", "town"], "optional_slots": {},
+                        "result_slots": ["subject", "town", "tutor_name"]},
+                       {"name": "BookLesson", "description": "Book a lesson with a tutor on a date",
+                        "is_transactional": True, "required_slots": ["tutor_name", "lesson_date"],
+                        "optional_slots": {}, "result_slots": ["tutor_name", "lesson_date"]}]}]
+
+
+def test_values_only_a_search_takes_say_the_request_is_the_search(tmp_path):
+    from pipeline.retrieval.retrievers import get_retriever
+    from tests.schemas import packs_of
+
+    with packs_of(tmp_path, TUTORS):
+        retriever = get_retriever(load_pack("tutors_3"))
+        text = "Can I book a piano lesson in Ely?"
+        # the words alone rank the booking first, though what they give (a subject, a town) is the search's
+        assert retriever.rank(text)[0].goal == "book_lesson"
+        assert [g.goal for g in retriever.by_clause(text)] == ["find_tutor"]
+        # a value the booking takes keeps it
+        assert [g.goal for g in retriever.by_clause("Can I book a piano lesson for Friday?")] == ["book_lesson"]
