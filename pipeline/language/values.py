@@ -49,6 +49,8 @@ def named_before(text: str, start: int, argument: str) -> bool:
     (False, False)
     >>> named_before("4 bedrooms, 2 baths", 12, "number_of_bedrooms"), named_before("4 bedrooms 2 baths", 11, "number_of_bedrooms")
     (False, False)
+    >>> named_before("a film directed by Ann Lee", 19, "director"), named_before("a film directed by Ann Lee", 19, "starring")
+    (True, False)
     """
     name = set(argument.lower().split("_"))
     prefix = text[:start].rstrip().rstrip("#:").rstrip()
@@ -61,7 +63,24 @@ def named_before(text: str, start: int, argument: str) -> bool:
 
     if len(before) > 1 and names_what_follows(-1):
         return True
+    if len(before) > 2 and before[-1] == "by" and any(_done_by(before[-2], word) for word in name):
+        return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
+
+
+def _done_by(verb: str, word: str) -> bool:
+    """Whether a past participle is the deed of the name's word ("directed" of director, "starred" of
+    starring, "hosted" of host): the verb without its ending begins the word, or the word the verb.
+
+    >>> _done_by("directed", "director"), _done_by("hosted", "host"), _done_by("starred", "starring")
+    (True, True, True)
+    >>> _done_by("taken", "director"), _done_by("liked", "like"), _done_by("red", "rd")
+    (False, True, False)
+    """
+    if not verb.endswith("ed") or len(word) < 4:
+        return False
+    return any(len(root) >= 4 and (word.startswith(root) or root.startswith(word))
+               for root in (verb[:-2], verb[:-1]))
 
 
 NEGATIONS = {"no", "not", "non", "without"}

@@ -128,18 +128,22 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
                       if values and not own.get(name) and not free_text(name)}}
 
 
-def _with_the_rest(by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]],
+def _with_the_rest(by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]], query: str,
                    ) -> dict[int, dict[str, list[str]]]:
     """Each goal's own values, and for each argument its words give none of, what the rest of the request
     gives it that no other goal's words do ("a rental in Banff. We are a big family, so it has to have 4
     bedrooms."). Only where the slot head judged the readings: it read each value in the words around it,
     so a value outside the goal's clause is still that argument's; the rules alone know a value's goal
-    only by the clause it is in."""
+    only by the clause it is in. Words written once in the request that the goal's own words already give
+    one argument give no other: read in the whole request, the head may have matched that one mention to
+    another argument, and one mention is one argument's value."""
     out = {}
     for i, own in by_position.items():
         elsewhere = {name: {v for j, other in by_position.items() if j != i for v in other.get(name, [])}
                      for name in whole}
-        rest = {name: [v for v in values if v not in elsewhere[name]] for name, values in whole.items()}
+        given = {v for values in own.values() for v in values if query.count(v) == 1}
+        rest = {name: [v for v in values if v not in elsewhere[name] and (v not in given or v in own.get(name, []))]
+                for name, values in whole.items()}
         out[i] = {**own, **{name: values for name, values in rest.items() if values and not own.get(name)}}
     return out
 
@@ -172,7 +176,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
     judged = learned_parts(pack)["value"]
     if fixed and judged and sources:
-        by_position = _with_the_rest(by_position, whole)
+        by_position = _with_the_rest(by_position, whole, query)
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]

@@ -258,3 +258,16 @@ def test_a_capitalised_run_inside_a_sentence_is_a_name_whatever_its_words():
     # Opening the sentence, one capital says nothing: "New" there is the request's word.
     assert value_candidates(tables, "New table for two at Harbour Grill please", TODAY)["restaurant_name"] \
         == ["Harbour Grill"]
+
+
+def test_words_a_goals_own_clause_gives_one_argument_give_it_no_other_from_the_rest():
+    from pipeline.llm.grammar import _with_the_rest
+
+    own = {1: {"director": ["Ann Lee"]}}
+    whole = {"director": [], "actors": ["Ann Lee"], "genre": ["Drama"]}
+    # read in the whole request the head matched the one mention to another argument: it stays the clause's
+    assert _with_the_rest(own, whole, "Find a film with Ann Lee. A Drama.")[1] == {"director": ["Ann Lee"],
+                                                                                   "genre": ["Drama"]}
+    # written twice, the words are two mentions
+    twice = _with_the_rest(own, whole, "Find a film with Ann Lee, and one with Ann Lee and Bo")[1]
+    assert twice["actors"] == ["Ann Lee"]
