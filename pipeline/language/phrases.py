@@ -76,3 +76,21 @@ def whole_name_with_number(text: str) -> list[tuple[int, int]]:
     if all(w.group().isdigit() or w.group()[0].isupper() for w in words):
         return [(words[0].start(), words[-1].end())]
     return []
+
+
+def begins_a_name(text: str, span: tuple[int, int]) -> bool:
+    """Whether the words are one word written with a capital inside a sentence, right before another such
+    word ("go to One Market Street", "a song by Three Days Grace"): the first word of a name, so a number
+    word there counts nothing.
+
+    >>> begins_a_name("go to One Market Street", (6, 9)), begins_a_name("One ticket please", (0, 3))
+    (True, False)
+    >>> begins_a_name("a table for Two, please", (12, 15)), begins_a_name("a table for two Friday", (12, 15))
+    (False, False)
+    """
+    a, b = span
+    word = text[a:b]
+    before = text[:a].rstrip()
+    after = re.match(r"\s+([A-Z])", text[b:])
+    return bool(re.fullmatch(r"[A-Z][a-z]+", word)) and bool(before) and before[-1] not in ".!?" and after is not None
+

@@ -24,7 +24,7 @@ from datetime import date
 from functools import cached_property, lru_cache
 
 from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
-from pipeline.language.phrases import addresses, overlaps, phrases, whole_name_with_number
+from pipeline.language.phrases import addresses, begins_a_name, overlaps, phrases, whole_name_with_number
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words
 from pipeline.values import dates
@@ -272,7 +272,11 @@ def _integer_spans(scene: Scene, name: str, spec) -> Readings:
     argument reads years instead: four digits, the year a period names ("2013", "nine years back"), or two
     digits after an apostrophe, the latest such year not after this one ("'15" is 2015, "'98" 1998)."""
     found = Readings(name, scene.text)
-    pool = [sp for sp in scene.plain if not overlaps(sp, scene.times + scene.readable_periods)]
+    # A number word beginning a name ("One Market Street") and a number after a number sign ("#35") name
+    # something: no span holding one is a count.
+    named = [t.span() for t in scene.tokens if NORMALIZERS["integer"](t.group()) is not None
+             and (begins_a_name(scene.text, t.span()) or scene.text[:t.start()].endswith("#"))]
+    pool = [sp for sp in scene.plain if not overlaps(sp, scene.times + scene.readable_periods + named)]
     read, values = _read_smallest(scene, pool, NORMALIZERS["integer"])
     year = "year" in name.lower().split("_")
     for sp in _without_breakdown(read, values):

@@ -73,3 +73,15 @@ def test_a_year_argument_reads_years_and_a_count_reads_counts():
     assert back.strings() == ["2010"]
     later = value_readings(pack, "a record from '98", date(2019, 3, 1))["release_year"].items
     assert [r.value for r in later] == ["1998"]  # the latest such year not after this one
+
+
+def test_a_number_that_names_something_counts_nothing():
+    pack = _with_arguments(load_pack("restaurant_reservation"), party_size="integer")
+
+    def counts(text: str) -> list[str]:
+        return [r.value for r in value_readings(pack, text, TODAY)["party_size"].items]
+
+    # the first word of a name written with capitals, and a number after a number sign, are names
+    assert counts("a cab to Two Rivers Mall, unit #12, for 3 of us") == ["3"]
+    assert counts("a cab to two rivers for 3 of us") == ["2", "3"]
+    assert counts("Two of us, at Five Guys") == ["2"]
