@@ -6,7 +6,8 @@ nothing ("find me one"); the slot head says which argument, if any, they *are* t
 words around them ("4 beds, 2 baths"; "from Boston to Denver"). A reading the head gives less than its
 threshold is dropped; where several arguments claim the same words, each argument takes one mention and
 each mention one argument, the matching the head finds likeliest. Two rules come before the head: a
-value written right after a word of its argument's name ("pet number 7", "owner with id 12"), or a count
+value written right after a word of its argument's name ("pet number 7", "owner with id 12") or after a
+deed of it and "by" ("directed by Ann Lee" of director), or a count
 right before the word its argument counts ("zero bags"), is that argument's, and no unnamed argument's.
 The head does not judge what it never saw as a value: a value its reader computes from other words
 ("nine years back" is a year; `Reading.as_written`), since SGD marks a listed value only where a turn
