@@ -207,41 +207,37 @@ class Retriever:
         goals = self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query)
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
-            goals = [self._the_values_given(self._the_search_asked(g, taken), taken) for g in goals]
+            goals = [self._the_search_said(g, taken) for g in goals]
         return goals
 
-    def _the_search_asked(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
-        """A request in words that ask to find something (`lexicon/search_words.yaml`: "can you find me a
-        bus") takes, of the two best goals for its words, the one without effects over one with them: a
-        search is what it asks for, and what a search leads to (a booking, a purchase) is asked in words of
-        its own; taking it on such words would make a call with effects nobody asked for. Only for a pack
-        made from a schema: one goal's description is all retrieval has of it, and a booking's reads much
-        like its search's; a pack with example requests is matched by their words."""
-        if not _SEARCH_WORDS.search(chosen.source) or not self._has_effects(chosen.goal):
-            return chosen
+    def _the_search_said(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
+        """The search the request's words say, over the goal chosen for them: of the two best goals for its
+        words, the one without effects, when the chosen one is the other and
+        - the words ask to find something (`lexicon/search_words.yaml`: "can you find me a bus") and the
+          chosen goal has effects: a search is what they ask for, and what a search leads to (a booking, a
+          purchase) is asked in words of its own; or
+        - the request gives values the search's arguments take and the chosen goal's do not, and none the
+          other way ("a piano lesson in Ely": a subject and a town are what the search for a tutor takes,
+          the booking takes a tutor and a day): the values say which call the words are about.
+        Either way a call with effects is not taken on words that say another call. Only for a pack made
+        from a schema: one goal's description is all retrieval has of it, and a booking's reads much like
+        its search's; a pack with example requests is matched by their words."""
         ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:2]
         other = next((g for g in ranked if g.goal != chosen.goal), None)
         if other is None or chosen.goal not in {g.goal for g in ranked} or other.goal in taken \
                 or self._has_effects(other.goal):
             return chosen
-        return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
-
-    def _the_values_given(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
-        """Of the two best goals for its words, the one without effects whose arguments take values the
-        request gives, where the chosen one takes none of them ("an appointment with a dentist in Napa":
-        the dentist and the town are what the search for one takes, the booking takes a name): the values
-        say which call the words are about, and a call with effects is never taken on what only another
-        goal's values say. Only for a pack made from a schema, as `_the_search_asked`."""
-        ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:2]
-        other = next((g for g in ranked if g.goal != chosen.goal), None)
-        if other is None or chosen.goal not in {g.goal for g in ranked} or other.goal in taken \
-                or self._has_effects(other.goal):
-            return chosen
-        given = self._arguments_given(" ".join(filter(None, [chosen.source, chosen.context])))
-        mine, theirs = set(self.pack.goal_takes(chosen.goal)), set(self.pack.goal_takes(other.goal))
-        if given & (theirs - mine) and not given & (mine - theirs):
+        asks_to_find = bool(_SEARCH_WORDS.search(chosen.source)) and self._has_effects(chosen.goal)
+        if asks_to_find or self._values_say(other.goal, chosen):
             return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
         return chosen
+
+    def _values_say(self, goal: str, chosen: ScoredGoal) -> bool:
+        """Whether the chosen goal's words give values the goal takes and the chosen one does not, and none
+        the other way."""
+        given = self._arguments_given(" ".join(filter(None, [chosen.source, chosen.context])))
+        mine, theirs = set(self.pack.goal_takes(chosen.goal)), set(self.pack.goal_takes(goal))
+        return bool(given & (theirs - mine)) and not given & (mine - theirs)
 
     def _arguments_given(self, text: str) -> set[str]:
         """The arguments the text gives a value its words keep (`language.values`). Which arguments are
