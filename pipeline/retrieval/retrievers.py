@@ -240,13 +240,15 @@ class Retriever:
         return bool(given & (theirs - mine)) and not given & (mine - theirs)
 
     def _arguments_given(self, text: str) -> set[str]:
-        """The arguments the text gives a value its words keep (`language.values`). Which arguments are
-        given does not depend on the day, so today's date reads the relative ones."""
+        """The arguments the text gives a value its words keep (`language.values`), a yes/no flag's aside:
+        that is read from a word of the feature it names, which any request to the service may hold ("a
+        table" of outdoor tables), so it says nothing of which call. Which arguments are given does not
+        depend on the day, so today's date reads the relative ones."""
         from pipeline.language.readers import value_readings
         from pipeline.language.values import link_values
 
         readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
-        return {name for name, found in readings.items() if found.kept}
+        return {name for name, found in readings.items() if any(r.value not in ("True", "False") for r in found.kept)}
 
     def _has_effects(self, goal: str) -> bool:
         return self.pack.spec.apis[self.pack.api_of_goal(goal)].effects

@@ -257,9 +257,12 @@ TUTORS = [{"service_name": "Tutors_3", "description": "Private tutors and their 
                      {"name": "tutor_name", "description": "Name of the tutor", "is_categorical": False,
                       "possible_values": []},
                      {"name": "lesson_date", "description": "Date of the lesson", "is_categorical": False,
-                      "possible_values": []}],
+                      "possible_values": []},
+                     {"name": "teaches_online", "description": "Whether the tutor teaches online",
+                      "is_categorical": True, "possible_values": ["True", "False"]}],
            "intents": [{"name": "FindTutor", "description": "Find a tutor of a subject in a town",
-                        "is_transactional": False, "required_slots": ["subject", "town"], "optional_slots": {},
+                        "is_transactional": False, "required_slots": ["subject", "town"],
+                        "optional_slots": {"teaches_online": "dontcare"},
                         "result_slots": ["subject", "town", "tutor_name"]},
                        {"name": "BookLesson", "description": "Book a lesson with a tutor on a date",
                         "is_transactional": True, "required_slots": ["tutor_name", "lesson_date"],
@@ -267,6 +270,10 @@ TUTORS = [{"service_name": "Tutors_3", "description": "Private tutors and their 
 
 
 def test_values_only_a_search_takes_say_the_request_is_the_search(tmp_path):
+    from datetime import date
+
+    from pipeline.language.readers import value_readings
+    from pipeline.language.values import link_values
     from pipeline.retrieval.retrievers import get_retriever
     from tests.schemas import packs_of
 
@@ -278,3 +285,8 @@ def test_values_only_a_search_takes_say_the_request_is_the_search(tmp_path):
         assert [g.goal for g in retriever.by_clause(text)] == ["find_tutor"]
         # a value the booking takes keeps it
         assert [g.goal for g in retriever.by_clause("Can I book a piano lesson for Friday?")] == ["book_lesson"]
+        # a yes/no flag read from a word of its feature says nothing of which call
+        online = "Can I book a lesson online?"
+        flag = link_values(retriever.pack, online, value_readings(retriever.pack, online, date(2025, 5, 1)))
+        assert [r.value for r in flag["teaches_online"].kept] == ["True"]
+        assert [g.goal for g in retriever.by_clause(online)] == ["book_lesson"]
