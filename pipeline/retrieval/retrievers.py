@@ -57,6 +57,16 @@ class ScoredGoal:
     context: str = ""
 
 
+def _says_its_verb(goal: str, words: str) -> bool:
+    """Whether the words say the verb a goal's name begins with ("book" of book_lesson, "booking" too).
+
+    >>> _says_its_verb("book_lesson", "I want to book a lesson"), _says_its_verb("book_lesson", "a lesson please")
+    (True, False)
+    """
+    verb = goal.split("_")[0]
+    return bool(re.search(rf"\b{re.escape(verb)}", words, re.IGNORECASE))
+
+
 def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """(goal, text) pairs: a summary of each goal (name, description, argument names), and each of its
     example requests not in `exclude` (held out when training is measured)."""
@@ -218,7 +228,9 @@ class Retriever:
           purchase) is asked in words of its own; or
         - the request gives values the search's arguments take and the chosen goal's do not, and none the
           other way ("a piano lesson in Ely": a subject and a town are what the search for a tutor takes,
-          the booking takes a tutor and a day): the values say which call the words are about.
+          the booking takes a tutor and a day): the values say which call the words are about, unless the
+          words say the chosen goal's own verb ("book a lesson in Ely": the booking is asked for, and a
+          search for what it lacks serves it, `sessions`).
         Either way a call with effects is not taken on words that say another call. Only for a pack made
         from a schema: one goal's description is all retrieval has of it, and a booking's reads much like
         its search's; a pack with example requests is matched by their words."""
@@ -228,7 +240,7 @@ class Retriever:
                 or self._has_effects(other.goal):
             return chosen
         asks_to_find = bool(_SEARCH_WORDS.search(chosen.source)) and self._has_effects(chosen.goal)
-        if asks_to_find or self._values_say(other.goal, chosen):
+        if asks_to_find or not _says_its_verb(chosen.goal, chosen.source) and self._values_say(other.goal, chosen):
             return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
         return chosen
 
