@@ -104,7 +104,7 @@ def _may_take(pack: Pack, goals: list[str], position: int, other: int, spec: Arg
         return False
     if not _feeds_any(pack, goal, source):
         return True
-    effects = [pack.spec.apis[pack.spec.goals[g].api].effects for g in (goal, source)]
+    effects = [pack.goal_has_effects(g) for g in (goal, source)]
     return effects == [True, False] or (effects[0] == effects[1] and other < position)
 
 

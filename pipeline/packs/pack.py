@@ -207,6 +207,10 @@ class Pack(BaseModel):
     def api_of_goal(self, goal: str) -> str:
         return self.spec.goals[goal].api
 
+    def goal_has_effects(self, goal: str) -> bool:
+        """Whether the goal's API changes something (a booking, a payment), not only reads."""
+        return self.spec.apis[self.spec.goals[goal].api].effects
+
     def goal_of_api(self, api: str) -> str:
         for name, goal in self.spec.goals.items():
             if goal.api == api and not goal.workflow:

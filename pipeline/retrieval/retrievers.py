@@ -234,13 +234,16 @@ class Retriever:
         Either way a call with effects is not taken on words that say another call. Only for a pack made
         from a schema: one goal's description is all retrieval has of it, and a booking's reads much like
         its search's; a pack with example requests is matched by their words."""
+        asks_to_find = bool(_SEARCH_WORDS.search(chosen.source)) and self.pack.goal_has_effects(chosen.goal)
+        values_may_say = not _says_its_verb(chosen.goal, chosen.source)
+        if not (asks_to_find or values_may_say):
+            return chosen  # neither reason can hold: the words are not ranked again
         ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:2]
         other = next((g for g in ranked if g.goal != chosen.goal), None)
         if other is None or chosen.goal not in {g.goal for g in ranked} or other.goal in taken \
-                or self._has_effects(other.goal):
+                or self.pack.goal_has_effects(other.goal):
             return chosen
-        asks_to_find = bool(_SEARCH_WORDS.search(chosen.source)) and self._has_effects(chosen.goal)
-        if asks_to_find or not _says_its_verb(chosen.goal, chosen.source) and self._values_say(other.goal, chosen):
+        if asks_to_find or values_may_say and self._values_say(other.goal, chosen):
             return ScoredGoal(other.goal, other.score, chosen.source, chosen.context)
         return chosen
 
@@ -261,9 +264,6 @@ class Retriever:
 
         readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
         return {name for name, found in readings.items() if any(r.value not in ("True", "False") for r in found.kept)}
-
-    def _has_effects(self, goal: str) -> bool:
-        return self.pack.spec.apis[self.pack.api_of_goal(goal)].effects
 
     def vouched(self, query: str) -> list[ScoredGoal]:
         """The goal the learned goal head gives at least its threshold for the whole request, on the
