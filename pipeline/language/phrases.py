@@ -39,6 +39,8 @@ def phrases(pack, text: str, spans: list[tuple[int, int]], claimed: list[tuple[i
         # The Blue Door"): "new" or "the" there is no word of the request. A sentence's first capital alone
         # says nothing; the capitals after it do: "In San Jose." is a place after "in".
         named = written_as_name(text[a:b]) and "i" not in words
+        if addressed(text, (a, b)):  # "Hello, Sam, ...": whom the user greets
+            continue
         if named and words[0] in FUNCTION_WORDS and words[0] != "the" and _sentence_start(text, a):
             named = False
         plain = [] if named else words
@@ -94,3 +96,39 @@ def begins_a_name(text: str, span: tuple[int, int]) -> bool:
     after = re.match(r"\s+([A-Z])", text[b:])
     return bool(re.fullmatch(r"[A-Z][a-z]+", word)) and bool(before) and before[-1] not in ".!?" and after is not None
 
+
+
+def after_a_name_word(text: str, span: tuple[int, int]) -> str | None:
+    """The word written with a capital right before the words, inside a sentence, that is no function
+    word ("directed by Elaine May": "Elaine"); None where there is none. Such a word and the words after it
+    are one name, whatever else the words could be read as (May is also a month).
+
+    >>> after_a_name_word("a film by Elaine May", (17, 20)), after_a_name_word("Elaine May", (7, 10))
+    ('Elaine', None)
+    >>> after_a_name_word("a trip In May", (10, 13)), after_a_name_word("a trip on Friday, May 3", (18, 21))
+    (None, None)
+    """
+    m = re.search(r"([A-Z][a-z]+)\s+$", text[:span[0]])
+    if m is None or m.group(1).lower() in FUNCTION_WORDS:
+        return None
+    before = text[:m.start()].rstrip()
+    return m.group(1) if before and before[-1] not in ".!?" else None
+
+
+_GREETED = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, word_list("greetings")), key=len, reverse=True))
+                      + r")(?:\s+there)?,?\s+$", re.IGNORECASE)
+
+
+def addressed(text: str, span: tuple[int, int]) -> bool:
+    """Whether the words are whom the user greets or thanks, not a value: one word written with a capital
+    right after a greeting (`lexicon/greetings.yaml`) and closed by a comma or the sentence's end ("Hello,
+    Sam, ..."). On SGD train no such word is a value.
+
+    >>> addressed("Hello, Sam, find me a song", (7, 10)), addressed("Hi Sam! Play a song", (3, 6))
+    (True, True)
+    >>> addressed("Hello, Paris is where I go", (7, 12)), addressed("Find me a song by Sam, please", (18, 21))
+    (False, False)
+    """
+    a, b = span
+    return (re.fullmatch(r"[A-Z][a-z]+", text[a:b]) is not None and re.match(r"\s*[,!.?]", text[b:]) is not None
+            and _GREETED.search(text[:a]) is not None)

@@ -24,7 +24,7 @@ from datetime import date
 from functools import cached_property, lru_cache
 
 from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
-from pipeline.language.phrases import addresses, begins_a_name, overlaps, phrases, whole_name_with_number
+from pipeline.language.phrases import addresses, after_a_name_word, begins_a_name, overlaps, phrases, whole_name_with_number
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words
 from pipeline.values import dates
@@ -131,9 +131,19 @@ class Scene:
 
     @cached_property
     def periods(self) -> dict[Span, dates.Period]:
-        """A number read as a year far from ours ("cost me 2400", "booking RD-8830") is no period."""
-        read = {sp: dates.resolve_period(self.words(sp), self.today) for sp in self.plain}
+        """A number read as a year far from ours ("cost me 2400", "booking RD-8830") is no period, nor a
+        month's name that ends a name ("directed by Elaine May": `_month_in_a_name`)."""
+        read = {sp: dates.resolve_period(self.words(sp), self.today) for sp in self.plain
+                if not self._month_in_a_name(sp)}
         return {sp: p for sp, p in read.items() if p is not None and 1900 <= p.start.year <= 2199}
+
+    def _month_in_a_name(self, span: Span) -> bool:
+        """A month's name alone, right after a word written with a capital inside a sentence that is no
+        period itself ("Elaine May", not "Friday May"): on SGD train every such month is part of a name."""
+        if self.words(span).lower().rstrip(".") not in dates.MONTHS:
+            return False
+        word = after_a_name_word(self.text, span)
+        return word is not None and dates.resolve_period(word, self.today) is None
 
     @cached_property
     def timely(self) -> list[Span]:

@@ -22,8 +22,9 @@ from collections import defaultdict
 
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
+from pipeline.language.phrases import addressed
 from pipeline.language.readings import Readings
-from pipeline.language.words import FUNCTION_WORDS, name_words, pack_words, same_thing
+from pipeline.language.words import FUNCTION_WORDS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
 from pipeline.values.normalizers import _stem
 
@@ -121,14 +122,15 @@ def _mostly_read(text: str, start: int, end: int, others: list[tuple[int, int]])
 
 def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: list) -> list[tuple[int, int]]:
     """Each free-text argument also reads the words the span head proposes as a value ("some country
-    music" -> "country"), unless they are mostly another kind's value ("March 13th" is a date's): the
+    music" -> "country"), unless they are mostly another kind's value ("March 13th" is a date's), the
+    service's own words, or whom the user greets (`phrases.addressed`): the
     rules find names by their capitals, and not every value is written with them. Returns the spans
     added."""
     normalizers = pack.normalizers
     free = [n for n in readings if normalizers.get(n) in FREE_TEXT]
     others = [r.span for n, found in readings.items() if normalizers.get(n) not in FREE_TEXT for r in found.kept]
     spans = [(p.start, p.end) for p in proposals if free and not _mostly_read(text, p.start, p.end, others)
-             and not _the_services_own_words(pack, text[p.start:p.end])]
+             and not _the_services_own_words(pack, text[p.start:p.end]) and not addressed(text, (p.start, p.end))]
     for name in free:
         lower = normalizers[name] == "lowercase_text"
         for a, b in spans:
@@ -203,6 +205,78 @@ def counted_after(text: str, end: int, argument: str) -> bool:
     return after is not None and _stem(after.group(1)) == _stem(argument.lower().split("_")[-1])
 
 
+# The two ends of a pair of arguments (origin and destination, check-in and check-out, start and end
+# time): the words that name each (`lexicon/start_words.yaml`, `end_words.yaml`).
+ENDS = {"start": word_list("start_words"), "end": word_list("end_words")}
+# Right before a value only prepositions say which end it is ("to Denver", "from Boston"): a verb of motion
+# says different ends of different things ("arriving on the 6th" ends a flight and begins a stay).
+ENDS_BEFORE_A_VALUE = {"start": word_list("start_words", "before_a_value"),
+                       "end": word_list("end_words", "before_a_value")}
+
+
+def _end_named(words: list[str]) -> str | None:
+    """The end the words name, where they name one only ("from_location" the start, "dropoff_date" the
+    end; "from origin to destination" neither)."""
+    joined = f" {' '.join(words)} "
+    named = {end for end, entries in ENDS.items() if any(f" {e} " in joined for e in entries)}
+    return named.pop() if len(named) == 1 else None
+
+
+def argument_end(pack, argument: str) -> str | None:
+    """Which end of a pair an argument is, by its name, else by its description.
+
+    >>> from types import SimpleNamespace as Spec
+    >>> pack = Spec(spec=Spec(arguments={"origin": Spec(description="City the trip leaves from"),
+    ...                                  "starting_destination": Spec(description="Departure city of the trip"),
+    ...                                  "city": Spec(description="City where the trip goes to and ends")}))
+    >>> [argument_end(pack, a) for a in ("origin", "starting_destination", "city", "check_out_date", "party_size")]
+    ['start', 'start', 'end', 'end', None]
+    """
+    spec = pack.spec.arguments.get(argument)
+    described = re.findall(r"[a-z]+", (spec.description or "").lower()) if spec is not None else []
+    return _end_named(name_words(argument)) or _end_named(described)
+
+
+def end_said_before(text: str, start: int, shared: set[str] = frozenset()) -> str | None:
+    """Which end the words right before a value say it is: "to Denver", "until Friday" the end; "from
+    Boston" the start. Where the words before such a "to" name an argument of the pair
+    ("change the check in date to March 3": the words of the pair's names, `shared`, aside), that name
+    says which end, and the "to" only what it becomes.
+
+    >>> end_said_before("a bus to Fresno", 9), end_said_before("a ride from 5th Street", 12)
+    ('end', 'start')
+    >>> end_said_before("change the check in date to March 3", 28, {"check", "date"})
+    'start'
+    >>> end_said_before("a return flight from Boston", 21, {"city"}), end_said_before("dinner in Paris", 10)
+    ('start', None)
+    """
+    prefix = text[:start].rstrip()
+    if not prefix or not prefix[-1].isalnum():  # "Boston, to": a comma closes what came before
+        return None
+    words = re.findall(r"[a-z]+", prefix.lower())
+    said = next((end for end, words_before in ENDS_BEFORE_A_VALUE.items() if words and words[-1] in words_before), None)
+    if said is None:
+        return None
+    rest = words[:-1]
+    while rest and rest[-1] in shared:
+        rest.pop()
+    if len(rest) < len(words) - 1:  # a name's own words stood before it: "the check in date to"
+        return next((named for n in (2, 1) if len(rest) >= n and (named := _end_named(rest[-n:]))), said)
+    return said
+
+
+def _the_end_said(pack, text: str, claims: list) -> list | None:
+    """Of readings of the same words by the two ends of a pair ("a bus to Fresno": origin and
+    destination), those of the end the words before them say; None where they say none, or the claims
+    are not such a pair."""
+    ends = [argument_end(pack, reading.argument) for _, reading in claims]
+    if set(ends) != {"start", "end"}:
+        return None
+    shared = set.intersection(*(set(name_words(reading.argument)) for _, reading in claims))
+    said = end_said_before(text, claims[0][1].start, shared)
+    return [c for c, end in zip(claims, ends) if end == said] if said else None
+
+
 def _named_by_its_words(text: str, reading) -> bool:
     """The two rules before the head: its argument's name right before the value, or a count right before
     the word its argument counts."""
@@ -244,6 +318,13 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
             for found, reading in claims:
                 if (found, reading) not in named:
                     found.drop(reading, f"the value of {', '.join(r.argument for _, r in named)} (its words name it)")
+            continue
+        ended = _the_end_said(pack, text, claims)
+        if ended:  # "to Fresno" is a destination, however close the head finds the origin
+            for found, reading in claims:
+                if (found, reading) not in ended:
+                    found.drop(reading, f"the value of {', '.join(r.argument for _, r in ended)} (the words "
+                                        f"before it say which end)")
             continue
         best = max(claims, key=lambda c: c[1].probability or 0.0)[1]
         for found, reading in claims:

@@ -18,12 +18,12 @@ from pipeline.values.spans import TOKEN
 
 
 @lru_cache(maxsize=None)
-def word_list(name: str) -> frozenset[str]:
-    """The words of `lexicon/<name>.yaml`, lower case."""
+def word_list(name: str, part: str = "words") -> frozenset[str]:
+    """The words of `lexicon/<name>.yaml`, lower case: its `words:` list, or another list of it (`part`)."""
     raw = yaml.safe_load(resources.files("pipeline.language").joinpath(f"lexicon/{name}.yaml").read_text("utf-8"))
-    words = raw.get("words") if isinstance(raw, dict) else None
+    words = raw.get(part) if isinstance(raw, dict) else None
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-        raise ValueError(f"lexicon/{name}.yaml: a `words:` list of strings is expected")
+        raise ValueError(f"lexicon/{name}.yaml: a `{part}:` list of strings is expected")
     return frozenset(w.strip().lower() for w in words)
 
 

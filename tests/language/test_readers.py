@@ -85,3 +85,20 @@ def test_a_number_that_names_something_counts_nothing():
     assert counts("a cab to Two Rivers Mall, unit #12, for 3 of us") == ["3"]
     assert counts("a cab to two rivers for 3 of us") == ["2", "3"]
     assert counts("Two of us, at Five Guys") == ["2"]
+
+
+def test_a_month_that_ends_a_name_is_no_date_and_a_greeted_name_no_value():
+    pack = _with_arguments(load_pack("restaurant_reservation"), host="title_text", season="period")
+
+    def read(text: str, argument: str) -> list[str]:
+        return [r.text for r in value_readings(pack, text, TODAY)[argument].items]
+
+    # a month's name after a word written with a capital inside a sentence ends a name
+    assert "Nora June" in read("a show hosted by Nora June please", "host")
+    assert read("a show hosted by Nora June please", "season") == []
+    # a month stays a month after a day, a function word, or at a sentence's start
+    assert read("a trip on Friday June 6", "season") == ["June 6"]
+    assert read("sales In June please", "season") == ["In June"] and read("June is when we go", "season") == ["June"]
+    # a name right after a greeting is whom the user speaks to
+    assert read("Hello, Nora, a table please", "host") == []
+    assert read("a table at Nora, please", "host") == ["Nora"]
