@@ -93,3 +93,33 @@ def test_each_place_goes_where_the_pair_is_likeliest():
     readings = _claims("dinner at Nopa or Zuni", ("restaurant", "Nopa", 0.9), ("restaurant", "Zuni", 0.9))
     one_argument_per_mention(readings)
     assert len(readings["restaurant"].kept) == 2
+
+
+DENTISTS = [{"service_name": "Dentists_9", "description": "Dentists and their appointments",
+             "slots": [{"name": "city", "description": "City the dentists work in", "is_categorical": False,
+                        "possible_values": []}],
+             "intents": [{"name": "FindDentist", "description": "Find dentists in a city", "is_transactional": False,
+                          "required_slots": ["city"], "optional_slots": {}, "result_slots": ["city"]}]}]
+
+
+def test_the_services_words_in_lower_case_after_a_name_are_not_part_of_it(tmp_path):
+    """Where the span head proposes a name with a word of the service after it, the name is read alone."""
+    from datetime import date
+
+    from pipeline.language.readers import value_readings
+    from pipeline.language.spans import Proposal
+    from pipeline.language.values import with_proposals
+    from pipeline.packs.pack import load_pack
+    from tests.schemas import packs_of
+
+    with packs_of(tmp_path, DENTISTS):
+        pack = load_pack("dentists_9")
+        for text, name in (("I need a Lower Hutt dentist today", "Lower Hutt"),
+                           ("any Lower Hutt dentists", "Lower Hutt"),
+                           ("I need the Lower Hutt Dentist Clinic", "Lower Hutt Dentist Clinic")):  # its own capitals
+            readings = value_readings(pack, text, date(2026, 5, 4))
+            start = text.index("Lower")
+            end = text.index(" today") if "today" in text else len(text)
+            added = with_proposals(pack, text, readings, [Proposal(start, end, 0.9)])
+            assert [text[a:b] for a, b in added] == [name], text
+            assert name in {r.text for r in readings["city"].items}
