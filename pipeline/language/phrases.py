@@ -91,11 +91,14 @@ def begins_a_name(text: str, span: tuple[int, int]) -> bool:
     (False, False)
     """
     a, b = span
-    word = text[a:b]
-    before = text[:a].rstrip()
     after = re.match(r"\s+([A-Z])", text[b:])
-    return bool(re.fullmatch(r"[A-Z][a-z]+", word)) and bool(before) and before[-1] not in ".!?" and after is not None
+    return bool(re.fullmatch(r"[A-Z][a-z]+", text[a:b])) and _inside_a_sentence(text, a) and after is not None
 
+
+def _inside_a_sentence(text: str, at: int) -> bool:
+    """Whether words come before `at` in its sentence: a capital there is no sentence's first."""
+    before = text[:at].rstrip()
+    return bool(before) and before[-1] not in ".!?"
 
 
 def after_a_name_word(text: str, span: tuple[int, int]) -> str | None:
@@ -111,8 +114,7 @@ def after_a_name_word(text: str, span: tuple[int, int]) -> str | None:
     m = re.search(r"([A-Z][a-z]+)\s+$", text[:span[0]])
     if m is None or m.group(1).lower() in FUNCTION_WORDS:
         return None
-    before = text[:m.start()].rstrip()
-    return m.group(1) if before and before[-1] not in ".!?" else None
+    return m.group(1) if _inside_a_sentence(text, m.start()) else None
 
 
 _GREETED = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, word_list("greetings")), key=len, reverse=True))
