@@ -129,7 +129,8 @@ def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: li
     normalizers = pack.normalizers
     free = [n for n in readings if normalizers.get(n) in FREE_TEXT]
     others = [r.span for n, found in readings.items() if normalizers.get(n) not in FREE_TEXT for r in found.kept]
-    spans = [(p.start, _without_the_services_words_after_a_name(pack, text, p.start, p.end)) for p in proposals]
+    own = {_stem(w) for w in pack_words(pack)} if proposals else set()
+    spans = [(p.start, _without_the_services_words_after_a_name(own, text, p.start, p.end)) for p in proposals]
     spans = [(a, b) for a, b in spans if free and not _mostly_read(text, a, b, others)
              and not _the_services_own_words(pack, text[a:b]) and not addressed(text, (a, b))]
     for name in free:
@@ -145,22 +146,20 @@ def _the_services_own_words(pack, words: str) -> bool:
     return all(w in FUNCTION_WORDS or w in pack_words(pack) for w in tokens) and not all(w in FUNCTION_WORDS for w in tokens)
 
 
-def _without_the_services_words_after_a_name(pack, text: str, start: int, end: int) -> int:
-    """Where words written with capitals are followed by words of the service's own in lower case ("a San
-    Jose dentist", "Thai food"), the name ends before them: on SGD train a value so written is followed by
-    such words 1414 times and takes them in 26 ("Redwood city"). Returns the end.
+def _without_the_services_words_after_a_name(own: set[str], text: str, start: int, end: int) -> int:
+    """Where words written with capitals are followed by words of the service's own (`own`: the pack's
+    words, stemmed) in lower case ("a San Jose dentist", "Thai food"), the name ends before them: on SGD
+    train a value so written is followed by such words 1414 times and takes them in 26 ("Redwood city").
+    Returns the end.
 
-    >>> from types import SimpleNamespace as Spec
-    >>> pack = Spec(spec=Spec(goals={"find_dentist": Spec(description="Find dentists in a city", examples=[])},
-    ...                       arguments={}))
+    >>> own = {_stem(w) for w in ("find", "dentists", "in", "a", "city")}
     >>> text = "a San Jose dentist please"
-    >>> text[2:_without_the_services_words_after_a_name(pack, text, 2, 18)]
+    >>> text[2:_without_the_services_words_after_a_name(own, text, 2, 18)]
     'San Jose'
-    >>> text[2:_without_the_services_words_after_a_name(pack, text, 2, 25)]  # not the service's words
+    >>> text[2:_without_the_services_words_after_a_name(own, text, 2, 25)]  # not the service's words
     'San Jose dentist please'
     """
     words = list(TOKEN.finditer(text[start:end]))
-    own = {_stem(w) for w in pack_words(pack)}
     cut = len(words)
     while cut > 1 and words[cut - 1].group().islower() and _stem(words[cut - 1].group()) in own:
         cut -= 1
