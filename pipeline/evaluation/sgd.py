@@ -240,7 +240,9 @@ def score_opening(opening: Opening, run, pack) -> OpeningResult:
         required = [a for a in spec.arguments if a not in spec.optional]
     calls = run.plan.calls if run.plan is not None else []
     goal_right = len(calls) == 1 and calls[0].api == api
-    given = {a: arg.value for c in calls for a, arg in c.args.items() if arg.value is not None and not arg.default}
+    given = {a: arg.value for c in calls for a, arg in c.args.items()
+             if arg.value is not None and not arg.default and not _the_default_gold_leaves(pack, c.api, a, arg.value,
+                                                                                           opening)}
     asked = {a for c in calls for a, arg in c.args.items() if arg.get_info}
     result = OpeningResult(dialogue_id=opening.dialogue_id, service=opening.service, exact=False, goal_right=goal_right,
                            gold_values=len(opening.values), given_values=len(given),
@@ -259,6 +261,16 @@ def score_opening(opening: Opening, run, pack) -> OpeningResult:
         result.asked_wrong = sorted((asked & set(required)) ^ should_ask)
     result.exact = goal_right and not (result.invented or result.wrong or result.missed or result.asked_wrong)
     return result
+
+
+def _the_default_gold_leaves(pack, api: str, name: str, value: str, opening: Opening) -> bool:
+    """Whether a value is the API's default for an argument the gold leaves out: SGD annotates no value
+    where the service's default applies (a date said as "today" where it defaults to today), and the call
+    is the same either way, as a conversation's calls are compared (`same_call`). Counted as a default,
+    not as a value given."""
+    default = pack.spec.apis[api].optional.get(name) if api in pack.spec.apis else None
+    return name not in opening.values and default is not None and \
+        same_value(pack.normalizers.get(name, "title_text"), value, default)
 
 
 def _same_as_gold(normalizer: str, ours: str | None, gold: str | None, written: list[str]) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.authoring.sgd_packs import import_services
 from pipeline.packs.sgd_schema import load_schema
-from pipeline.evaluation.sgd import (cases, confirm_answer, evaluate_sgd, read_dialogues, rename_map, renamed,
+from pipeline.evaluation.sgd import (Opening, cases, confirm_answer, evaluate_sgd, read_dialogues, rename_map, renamed,
                                      score_opening, services_to_import, simulate)
 from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.records import Failure, Plan, PlanArg, PlanCall, Run
@@ -107,6 +107,22 @@ def test_the_opening_scorer_counts_right_wrong_invented_and_asked(data, tmp_path
     assert not wrong.exact and wrong.wrong and not wrong.true_values
     refused = score_opening(opening, _run(failure=Failure(stage="materialize", kind="out_of_domain", message="no")), pack)
     assert not refused.goal_right and refused.missed == ["cake_flavor='Lemon'"]
+
+
+def test_a_value_that_is_the_apis_default_where_the_gold_has_none_is_no_invented_value(data, tmp_path):
+    # SGD annotates nothing where the service's default applies; writing the default is the same call.
+    import_services(data / "schema.json", tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("grooming_1")
+    booking = Opening(dialogue_id="t_9", service="Grooming_1", intent="BookGrooming", text="...",
+                      values={"salon_name": "Shaggy Chic", "appointment_date": "2019-03-05", "appointment_time": "10:00"})
+    asked = {"salon_name": PlanArg(value="Shaggy Chic"), "appointment_date": PlanArg(value="2019-03-05"),
+             "appointment_time": PlanArg(value="10:00")}
+    api = pack.api_of_operation("BookGrooming")
+    the_default = score_opening(booking, _run([(api, {**asked, "package": PlanArg(value="basic")})]), pack)
+    assert the_default.exact and the_default.given_values == 3 and not the_default.invented
+    another = score_opening(booking, _run([(api, {**asked, "package": PlanArg(value="Deluxe")})]), pack)
+    assert not another.exact and another.invented == ["package='Deluxe'"]
 
 
 # A user who answers the salon's question with a turn that also asks for nail trims, writes the town as
