@@ -57,13 +57,20 @@ class ScoredGoal:
     context: str = ""
 
 
+_LIGHT_VERBS = word_list("light_verbs")
+
+
 def _says_its_verb(goal: str, words: str) -> bool:
-    """Whether the words say the verb a goal's name begins with ("book" of book_lesson, "booking" too).
+    """Whether the words say the verb a goal's name begins with ("book" of book_lesson, "booking" too); after
+    a light verb, the noun that says the deed ("payment" of make_payment: "make a transfer" says another).
 
     >>> _says_its_verb("book_lesson", "I want to book a lesson"), _says_its_verb("book_lesson", "a lesson please")
     (True, False)
+    >>> _says_its_verb("make_payment", "make a transfer"), _says_its_verb("make_payment", "make a payment")
+    (False, True)
     """
-    verb = goal.split("_")[0]
+    parts = goal.split("_")
+    verb = next((p for p in parts if p not in _LIGHT_VERBS and p not in ("a", "an", "the")), parts[0])
     return bool(re.search(rf"\b{re.escape(verb)}", words, re.IGNORECASE))
 
 
@@ -213,8 +220,12 @@ class Retriever:
     def by_clause(self, query: str, first_threshold: float | None = None, clause_threshold: float | None = None,
                   max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
         """`_by_clause`'s goals; when it finds none, the goal head's (`vouched`): a second judge of whether
-        the request asks for something a pack made from a schema does at all."""
-        goals = self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query)
+        the request asks for something a pack made from a schema does at all; when that finds none either,
+        the goals of the clauses that ask for one on their own, though the whole request scores too low (a
+        story around them blurs it: "the kids have been cooped up all week, please find sailings to the
+        island")."""
+        goals = self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query) \
+            or self._by_clause(query, first_threshold, clause_threshold, max_goals, whole_judged=False)
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
             goals = [self._the_search_said(g, taken) for g in goals]
@@ -296,9 +307,10 @@ class Retriever:
         return any(self._judge(words)[1] for words in dict.fromkeys([query, *self.clauses(query)]))
 
     def _by_clause(self, query: str, first_threshold: float | None, clause_threshold: float | None,
-                   max_goals: int) -> list[ScoredGoal]:
+                   max_goals: int, whole_judged: bool = True) -> list[ScoredGoal]:
         """One goal per clause that asks for one (speech_acts), in the request's order; nothing when the
-        whole request scores below `first_threshold` (out of the domain).
+        whole request scores below `first_threshold` (out of the domain), or, when the whole is not judged,
+        when no clause that asks names a goal on its own.
 
         A clause that tells (context: "sales were up in Q2") names no goal, whatever words it holds. An
         asking clause that only points back ("pls generate it") asks for the best goal of the clauses
@@ -312,10 +324,14 @@ class Retriever:
         if max_goals == 1:  # one goal per request (flow and workflow packs): the best for the whole of it
             return self._one_goal(query, first_threshold)
         ranked = self.rank(query)
-        if not ranked or ranked[0].score < first_threshold:
+        if not ranked or whole_judged and ranked[0].score < first_threshold:
             return []
         clauses = classify(self.clauses(query), self.speech)
         judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
+        if ranked[0].score < first_threshold and not any(
+                c.asks and not foreign and top.score >= (BARE_PHRASE_THRESHOLD if c.bare else clause_threshold)
+                for c, (top, foreign) in zip(clauses, judged)):
+            return []
         best = [top for top, _ in judged]
         chosen: list[ScoredGoal] = []
         chosen_at: list[int] = []  # the clause each goal was chosen at
@@ -370,6 +386,13 @@ class Retriever:
                     j = j if best[j].score > score else None
                 if j is not None:
                     goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
+                    if score < needed and not clauses[j].asks and not judged[j][1]:
+                        # Neither says enough alone ("my kids like museums, can you search for a nice one"): the
+                        # ask and the story it points back at are one request, judged together.
+                        # An earlier clause that asked on its own and named nothing here stays refused.
+                        together, foreign_words = self._best_for_clause(", ".join(words), clause_threshold)
+                        if not foreign_words and together.score > score:
+                            goal, score = together.goal, together.score
                 about = topic(clauses[earlier[-1]].text)
                 if about and names_nothing(clause.text, self.speech):
                     # What the request to talk just before is about is what "it" points at ("a call regarding

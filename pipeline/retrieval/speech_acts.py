@@ -36,10 +36,12 @@ REQUEST_VERBS = word_list("request_verbs")
 # Whom or over what one asks to talk ("someone", "an agent", "on the phone"), after "a", "an", "on the".
 TALK_PARTNERS = word_list("talk_partners")
 
-# A want or need in the first person ("what we need is ...", "i'd like", "we wanna").
+# A want or need in the first person ("what we need is ...", "i'd like", "we wanna", "i'm looking to"). "I'm
+# looking for" is left to tell: read as a request on SGD train, it dropped the values of the story after it.
 _WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
-                   r"(?:need|needs|want|wanna|like|would like|'d like|am looking for|['’]m looking for|"
-                   r"gotta|have to see|must see)\b|\b(?:can|could|would|will) (?:you|u|ya|someone|somebody|"
+                   r"(?:need|needs|want|wanna|like|would like|'d like|am looking for|am looking to|"
+                   r"gotta|have to see|must see)\b|\b(?:i['’]?m|we['’]re) (?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
+                   r"looking to\b|\b(?:can|could|would|will) (?:you|u|ya|someone|somebody|"
                    r"i|we)\b|\bplease\b|\bpls\b|\bplz\b|\bhelp me\b|\blet me\b|\bi['’]d love\b", re.I)
 
 # The subjects a statement opens with (pronouns, demonstratives, possessives).
@@ -138,6 +140,9 @@ weeks month months quarter year years season""".split())
 _SOMEONE = frozenset("someone somebody a an the them him her my our".split())
 _PARTICLES = frozenset("up out off down over away along behind around through".split())
 _DETERMINERS = frozenset("a an the my our your his her their this that these those".split())
+# Words between an article and "one" that count or place it rather than qualify it ("the only one", "a
+# table for one").
+_NOT_QUALIFYING = frozenset("for of to with in on at by only just".split())
 _AFTER_IS = frozenset("""almost over not been going gonna coming a an the up down out really so too pretty
 just still about all always never only here gone done""".split())
 
@@ -178,7 +183,24 @@ def refers_back(text: str) -> bool:
     """Whether a clause points back at something named before ("look it up", "find that charge"); the
     words of a value or of a time are not a reference ("this weekend", "that morning")."""
     tokens = words(without_values(text))
-    return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""]))
+    return any(t in REFERENCES and nxt not in _TIME_NOUNS for t, nxt in zip(tokens, [*tokens[1:], ""])) \
+        or _one_for_a_thing(words(text))
+
+
+def _one_for_a_thing(tokens: list[str]) -> bool:
+    """Whether the clause ends in "one" standing for a thing named before ("find me a good one", "the
+    cheapest one", "another one"), which values would read as a count: an article or a word it qualifies
+    comes before it, not a preposition ("a table for one").
+
+    >>> [_one_for_a_thing(words(t)) for t in ("can you search for an attractive one", "a table for one", "just the one")]
+    [True, False, False]
+    """
+    if len(tokens) < 2 or tokens[-1] != "one":
+        return False
+    before, earlier = tokens[-2], tokens[-3] if len(tokens) > 2 else ""
+    if before in _DETERMINERS | {"another", "any", "which"}:
+        return earlier not in _NOT_QUALIFYING  # "just the one" counts
+    return earlier in _DETERMINERS and before not in _NOT_QUALIFYING
 
 
 def requests_action(text: str, vocabulary: Vocabulary | None = None) -> bool:

@@ -247,6 +247,69 @@ def test_words_that_ask_to_find_take_the_search_over_a_call_with_effects(tmp_pat
         for text in ("I need a ferry. Can you help me find one?", "I need a ferry ticket, can you look for one?"):
             assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"], text
         assert [g.goal for g in retriever.by_clause("Book me a seat on a ferry")] == ["buy_crossing"]
+        # "a good one" points back at the crossing the clause before names: the ask is for the goal of those
+        # words, judged by the clauses alone (without the goal head's second opinion of the whole request),
+        # and the words ask to find it
+        for text in ("I have a ferry crossing coming up, could you find a good one?",
+                     "I am crossing to the island by ferry, can you search for a good one?"):
+            assert [g.goal for g in retriever._by_clause(text, None, None, 3)] == ["buy_crossing"], text
+            assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"], text
+
+
+SIGHTS = [{"service_name": "Sights_2", "description": "Places worth visiting in a city",
+           "slots": [{"name": "city", "description": "City to visit", "is_categorical": False, "possible_values": []},
+                     {"name": "sight_name", "description": "Name of the sight", "is_categorical": False,
+                      "possible_values": []}],
+           "intents": [{"name": "ExploreSights", "description": "Browse sights and attractions to visit in a city",
+                        "is_transactional": False, "required_slots": ["city"], "optional_slots": {},
+                        "result_slots": ["city", "sight_name"]}]}]
+
+
+def test_an_ask_that_points_back_is_judged_with_what_it_points_at(tmp_path):
+    from pipeline.retrieval.retrievers import get_retriever
+    from tests.schemas import packs_of
+
+    with packs_of(tmp_path, SIGHTS):
+        retriever = get_retriever(load_pack("sights_2"))
+        text = "My kids like museums, can you search for a nice one?"
+        told, asked = retriever.clauses(text)
+        # neither clause names the goal alone; the request as a whole does (judged by the clauses alone,
+        # without the goal head's second opinion)
+        assert max(retriever._best_for_clause(c, 0.0)[0].score for c in (told, asked)) < retriever.first_threshold
+        assert retriever.rank(text)[0].score >= retriever.first_threshold
+        assert [g.goal for g in retriever._by_clause(text, None, None, 3)] == ["explore_sights"]
+
+
+def test_a_clause_that_asks_for_a_goal_is_heard_through_the_story_around_it(tmp_path):
+    from pipeline.retrieval.retrievers import get_retriever
+    from tests.schemas import packs_of
+
+    with packs_of(tmp_path, FERRIES):
+        retriever = get_retriever(load_pack("ferries_5"))
+        text = "The kids have been cooped up all week, please find sailings to the island."
+        # the story blurs the whole below the threshold; the clause that asks names the search on its own
+        assert retriever.rank(text)[0].score < retriever.first_threshold
+        assert retriever._by_clause(text, None, None, 3) == []
+        assert [g.goal for g in retriever._by_clause(text, None, None, 3, whole_judged=False)] == ["find_crossings"]
+        assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"]
+        # a story around a clause that asks for what the pack does not do is still refused
+        assert retriever.by_clause("The kids have been cooped up all week, please book us a table for dinner.") == []
+
+
+def test_a_light_verb_leaves_the_deed_to_the_noun_after_it(tmp_path):
+    from pipeline.retrieval.retrievers import get_retriever
+    from tests.schemas import packs_of
+
+    booking = {**TUTORS[0]["intents"][1], "name": "MakeBooking", "description": "Make a booking with a tutor"}
+    with packs_of(tmp_path, [{**TUTORS[0], "intents": [TUTORS[0]["intents"][0], booking]}]):
+        retriever = get_retriever(load_pack("tutors_3"))
+        # "make" says no deed: the values (a subject, a town) say the search, as for any booking not named
+        text = "I'd like to make arrangements with a piano tutor in Ely."
+        assert retriever.rank(text)[0].goal == "make_booking"
+        assert [g.goal for g in retriever.by_clause(text)] == ["find_tutor"]
+        # the noun after it says the booking itself
+        assert [g.goal for g in retriever.by_clause("I want to make a booking with a piano tutor in Ely.")] \
+            == ["make_booking"]
 
 
 TUTORS = [{"service_name": "Tutors_3", "description": "Private tutors and their lessons",

@@ -40,6 +40,7 @@ from pipeline.values.spans import without_values
     ("the invoices we sent in May", ASKS_BY_PHRASE),          # a noun in -s after its determiner
     ("painting service, $120", ASKS_BY_PHRASE),               # "-ing" before a noun names a thing
     ("hoping you can sort this", TELLS),                      # "-ing" before a pronoun leads a story
+    ("hi, I'm looking to move my payroll over", ASKS),       # a want, the subject and verb run together
 
 ])
 def test_speech_act_of_a_clause(clause, act):
@@ -51,6 +52,8 @@ def test_speech_act_of_a_clause(clause, act):
     ("find that charge for me", True),
     ("what's on the calendar this weekend", False),    # a time, not something named before
     ("file everything from that quarter", False),
+    ("could you find a good one", True),               # "one" stands for what was named before
+    ("a table for one", False),                        # a count
 ])
 def test_a_reference_is_not_the_words_of_a_time(clause, points_back):
     assert refers_back(clause) is points_back
