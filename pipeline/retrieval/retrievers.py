@@ -223,7 +223,7 @@ class Retriever:
         the request asks for something a pack made from a schema does at all; when that finds none either,
         the goals of the clauses that ask for one on their own, though the whole request scores too low (a
         story around them blurs it: "the kids have been cooped up all week, please find sailings to the
-        island")."""
+        island"), where the head vouches for such a clause too (`_vouched_for`)."""
         goals = self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query) \
             or self._by_clause(query, first_threshold, clause_threshold, max_goals, whole_judged=False)
         if goals and not self.pack.has_examples():
@@ -299,6 +299,18 @@ class Retriever:
             return []
         return [ScoredGoal(goal, p * self.first_threshold / linker.goal_threshold, query)]
 
+    def _vouched_for(self, words: str) -> bool:
+        """Whether the goal head gives some goal of the pack at least its threshold for these words: the
+        words ask for something the pack does. Retrieval's scores rise for any word of a goal's name ("search
+        for a hotel" against a search for bus trips); the head's do not. False without a head, and for a
+        pack with example requests (matched by them)."""
+        if not settings().learned_gate or self.pack.has_examples():
+            return False
+        from pipeline.language.linking import linker_for
+
+        linker = linker_for(self.pack)
+        return max(linker.goal_probabilities(words).values(), default=0.0) >= linker.goal_threshold
+
     def _declared_foreign(self, query: str) -> bool:
         """Whether the request, or one of its clauses, is closer to an example the pack declares out of
         scope than to any goal: the pack's own refusal outweighs the head."""
@@ -330,7 +342,7 @@ class Retriever:
         judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
         if ranked[0].score < first_threshold and not any(
                 c.asks and not foreign and top.score >= (BARE_PHRASE_THRESHOLD if c.bare else clause_threshold)
-                for c, (top, foreign) in zip(clauses, judged)):
+                and self._vouched_for(c.text) for c, (top, foreign) in zip(clauses, judged)):
             return []
         best = [top for top, _ in judged]
         chosen: list[ScoredGoal] = []
