@@ -284,12 +284,8 @@ class Retriever:
         how people ask SGD's services and refuse other domains', tells those apart: on five train services
         it never saw, retrieval alone took 71% of their openings in, retrieval or the head 86%, and each
         refused 99% of other domains' openings (README, "Language analysis")."""
-        if not settings().learned_gate or self.pack.has_examples():
-            return []  # a pack with example requests is matched by them: retrieval is set for it
-        from pipeline.language.linking import linker_for
-
-        linker = linker_for(self.pack)
-        learned = linker.goal_probabilities(query)
+        linker = self._gate_linker()
+        learned = linker.goal_probabilities(query) if linker else {}
         if not learned:
             return []
         for goal, p in linker.goal_probabilities_of_the_words_around_names(query).items():
@@ -302,14 +298,19 @@ class Retriever:
     def _vouched_for(self, words: str) -> bool:
         """Whether the goal head gives some goal of the pack at least its threshold for these words: the
         words ask for something the pack does. Retrieval's scores rise for any word of a goal's name ("search
-        for a hotel" against a search for bus trips); the head's do not. False without a head, and for a
-        pack with example requests (matched by them)."""
+        for a hotel" against a search for bus trips); the head's do not. False where the head is no judge."""
+        linker = self._gate_linker()
+        return linker is not None and \
+            max(linker.goal_probabilities(words).values(), default=0.0) >= linker.goal_threshold
+
+    def _gate_linker(self):
+        """The linker whose goal head judges whether words are in the domain, or None: the gate is off, or
+        the pack has example requests (matched by them: retrieval is set for it)."""
         if not settings().learned_gate or self.pack.has_examples():
-            return False
+            return None
         from pipeline.language.linking import linker_for
 
-        linker = linker_for(self.pack)
-        return max(linker.goal_probabilities(words).values(), default=0.0) >= linker.goal_threshold
+        return linker_for(self.pack)
 
     def _declared_foreign(self, query: str) -> bool:
         """Whether the request, or one of its clauses, is closer to an example the pack declares out of
