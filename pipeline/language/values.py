@@ -215,7 +215,7 @@ def counted_after(text: str, end: int, argument: str) -> bool:
     """Whether a count is followed by the word its argument counts: "0 bags" of number_checked_bags, not
     of passengers. The word after a number says what it counts, which the head weighs no more than any.
 
-    >>> counted_after("I have 0 bags to check", 8, "number_checked_bags"), counted_after("0 bags", 1, "passengers")
+    >>> counted_after("we carry 2 bags", 10, "number_checked_bags"), counted_after("0 bags", 1, "passengers")
     (True, False)
     >>> counted_after("3 of us", 1, "number_of_beds"), counted_after("2 beds please", 1, "number_of_beds")
     (False, True)

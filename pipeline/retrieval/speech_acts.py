@@ -192,7 +192,7 @@ def _one_for_a_thing(tokens: list[str]) -> bool:
     cheapest one", "another one"), which values would read as a count: an article or a word it qualifies
     comes before it, not a preposition ("a table for one").
 
-    >>> [_one_for_a_thing(words(t)) for t in ("can you search for an attractive one", "a table for one", "just the one")]
+    >>> [_one_for_a_thing(words(t)) for t in ("could you pick a cheap one", "a table for one", "just the one")]
     [True, False, False]
     """
     if len(tokens) < 2 or tokens[-1] != "one":
@@ -277,8 +277,8 @@ def classify(clauses: list[str], vocabulary: Vocabulary | None = None) -> list[C
             for c, act in zip(clauses, acts)]
 
 
-# What a request to talk is about is its topic (an argument), not what it asks for: "a call with someone
-# about the P&L" asks for a call.
+# What a request to talk is about is its topic (an argument), not what it asks for: "a meeting to go over
+# the budget" asks for a meeting.
 _TOPIC = re.compile(r"\s+(?:about|regarding|concerning|re:?|to (?:go over|discuss|talk about|talk through|walk "
                     r"(?:me|us) through|review))\s+(?P<topic>.*)$", re.I)
 

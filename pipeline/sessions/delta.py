@@ -112,8 +112,8 @@ def same_value(pack: Pack, predicate: str, a: str, b: str, today: date) -> bool:
 
 
 def told_before(pack: Pack, state: SessionState, predicate: str) -> str | None:
-    """The words an earlier message gave for a predicate no goal of the session took then ("an appointment
-    with a psychiatrist in Napa": the city, when a provider search joins later), the latest message with
+    """The words an earlier message gave for a predicate no goal of the session took then ("a visit to
+    a dentist in Ukiah": the city, when a provider search joins later), the latest message with
     exactly one reading kept for it; None when none has."""
     if predicate not in pack.spec.arguments:
         return None
@@ -299,7 +299,7 @@ def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: 
             others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)
                       if p.removeprefix("_") != pending_arg]
             if not values and not free and _read(pack, pending_arg, text, today) is not None:
-                values = [text.strip()]  # no span reads, the whole answer does ("1 o"clock in the afternoon")
+                values = [text.strip()]  # no span reads, the whole answer does ("half past four, please")
             if free and asks_back(pack, text):
                 values = []  # a question back ("do they have parking?") names nobody and nothing
             if values and free and _bare_answer(text, values):

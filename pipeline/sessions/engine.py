@@ -111,8 +111,8 @@ def add_goals(pack: Pack, state: SessionState, run: Run, turn: int, answering: b
 
 
 def _restates(pack: Pack, state: SessionState, given: Given) -> bool:
-    """A search whose every value a goal of the session already has: said in an answer ("I want a
-    restaurant in San Jose" to "which city?" while booking a table there), it is how the answer was put,
+    """A search whose every value a goal of the session already has: said in an answer ("somewhere
+    to eat in Fresno" to "which city?" while booking a table there), it is how the answer was put,
     no search of its own. A search with a value the session lacks, or none at all, is asked for."""
     goal = pack.spec.goals[given.goal]
     if goal.workflow or pack.spec.apis[goal.api].effects or not given.values:

@@ -244,7 +244,7 @@ def test_words_that_ask_to_find_take_the_search_over_a_call_with_effects(tmp_pat
         # the descriptions alone rank the purchase first for these words
         assert retriever.rank("I need a ferry")[0].goal == "buy_crossing"
         assert [g.goal for g in retriever.by_clause("I need a ferry")] == ["buy_crossing"]
-        for text in ("I need a ferry. Can you help me find one?", "I need a ferry ticket, can you look for one?"):
+        for text in ("I need a ferry. Could you find one for us?", "I need a ferry ticket, can you look for one?"):
             assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"], text
         assert [g.goal for g in retriever.by_clause("Book me a seat on a ferry")] == ["buy_crossing"]
         # "a good one" points back at the crossing the clause before names: the ask is for the goal of those
