@@ -65,7 +65,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         analysis.clauses = retriever.clause_analysis(query)
         analysis.seconds += stats["retrieve_s"] + time.perf_counter() - t0  # goals, then each clause's
         shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "context": c.context,
-                      "method": retriever.method} for c in chosen]
+                      "method": retriever.method, "chosen_by": c.chosen_by} for c in chosen]
         goals = [c.goal for c in chosen]
         analysis.goals = shortlist
         fixed = goal_choice == "retrieve"

@@ -256,6 +256,49 @@ def test_words_that_ask_to_find_take_the_search_over_a_call_with_effects(tmp_pat
             assert [g.goal for g in retriever.by_clause(text)] == ["find_crossings"], text
 
 
+def _slot(name: str, description: str) -> dict:
+    return {"name": name, "description": description, "is_categorical": False, "possible_values": []}
+
+
+BIKES = [{"service_name": "Bikes_3", "description": "Bicycle hire in cities",
+          "slots": [_slot("city", "City to hire the bike in"), _slot("pickup_day", "Day to pick the bike up"),
+                    _slot("return_day", "Day to return the bike"), _slot("bike_type", "Type of bike")],
+          "intents": [{"name": "SearchHireBikes", "description": "Search for bikes available for hire in a city",
+                       "is_transactional": False, "required_slots": ["city", "pickup_day", "return_day"],
+                       "optional_slots": {}, "result_slots": ["city", "bike_type"]},
+                      {"name": "ReserveHireBike", "description": "Reserve a hire bike for a few days",
+                       "is_transactional": True, "required_slots": ["city", "pickup_day", "return_day", "bike_type"],
+                       "optional_slots": {}, "result_slots": ["city"]}]}]
+
+
+def test_the_goal_head_breaks_a_near_tie_of_retrieval(tmp_path, monkeypatch):
+    from pipeline.language.linking import linker_for
+    from pipeline.retrieval.retrievers import HEAD_MARGIN, NEAR_TIE, get_retriever
+    from pipeline.settings import settings
+    from tests.schemas import packs_of
+
+    text = "Get me a bike for the weekend"
+    with packs_of(tmp_path, BIKES):
+        pack = load_pack("bikes_3")
+        retriever = get_retriever(pack)
+        first, second = retriever.rank(text)[:2]
+        # retrieval alone: the booking by a hair; the head clearly reads a request to see what there is
+        assert first.goal == "reserve_hire_bike" and first.score - second.score < NEAR_TIE
+        p = linker_for(pack).goal_probabilities(text)
+        assert p["search_hire_bikes"] >= p["reserve_hire_bike"] + HEAD_MARGIN
+        [chosen] = retriever.by_clause(text)
+        assert (chosen.goal, chosen.chosen_by) == ("search_hire_bikes", "goal head over a near-tie")
+        # words that say the booking's own verb keep it, whatever the head prefers
+        assert [g.goal for g in retriever.by_clause("Reserve me a bike for the weekend")] == ["reserve_hire_bike"]
+        monkeypatch.setenv("NESYPLAN_LEARNED_GATE", "false")  # no head, no second judge: retrieval's choice
+        settings.cache_clear()
+        try:
+            assert [g.goal for g in retriever.by_clause(text)] == ["reserve_hire_bike"]
+        finally:
+            monkeypatch.delenv("NESYPLAN_LEARNED_GATE")
+            settings.cache_clear()
+
+
 SIGHTS = [{"service_name": "Sights_2", "description": "Places worth visiting in a city",
            "slots": [{"name": "city", "description": "City to visit", "is_categorical": False, "possible_values": []},
                      {"name": "sight_name", "description": "Name of the sight", "is_categorical": False,
