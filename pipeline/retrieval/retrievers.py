@@ -236,7 +236,7 @@ class Retriever:
             or self._by_clause(query, first_threshold, clause_threshold, max_goals, whole_judged=False)
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
-            goals = [self._the_head_breaks_a_tie(self._the_search_said(g, taken), taken) for g in goals]
+            goals = _one_per_goal([self._the_head_breaks_a_tie(self._the_search_said(g, taken)) for g in goals])
         return goals
 
     def _the_search_said(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
@@ -267,7 +267,7 @@ class Retriever:
                               "search words" if asks_to_find else "search values")
         return chosen
 
-    def _the_head_breaks_a_tie(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
+    def _the_head_breaks_a_tie(self, chosen: ScoredGoal) -> ScoredGoal:
         """The goal the goal head clearly prefers among those retrieval scores about as high as the chosen one
         for its words (within NEAR_TIE; the head gives it HEAD_MARGIN more probability), for a pack made from a
         schema. Retrieval reads one line of description per goal, and a re-worded line flips near-ties (a
@@ -288,7 +288,7 @@ class Retriever:
             return chosen
         says_verb = _says_its_verb(chosen.goal, chosen.source)
         finds = bool(_SEARCH_WORDS.search(chosen.source)) and not self.pack.goal_has_effects(chosen.goal)
-        near = [g for g in ranked if g.goal != chosen.goal and g.goal not in taken and mine.score - g.score < NEAR_TIE
+        near = [g for g in ranked if g.goal != chosen.goal and mine.score - g.score < NEAR_TIE
                 and not (says_verb and not _says_its_verb(g.goal, chosen.source))
                 and not (finds and self.pack.goal_has_effects(g.goal))]
         if not near:
@@ -589,6 +589,22 @@ class Retriever:
             self._protected = [r"\b" + re.sub(r"(\w)s?\b", r"\1s?", re.escape(p)) + r"\b"
                                for p in sorted(found, key=len, reverse=True)]
         return self._protected
+
+
+def _one_per_goal(goals: list[ScoredGoal]) -> list[ScoredGoal]:
+    """Goals that came out the same are one goal, at the first one's place, with the words of each ("I need a
+    bike for Sunday. Can you find bikes in Oslo?": the head reads the first clause as the search the second
+    asks for)."""
+    merged: dict[str, ScoredGoal] = {}
+    for g in goals:
+        seen = merged.get(g.goal)
+        if seen is None:
+            merged[g.goal] = g
+            continue
+        context = ", ".join(t for t in dict.fromkeys([seen.context, g.context]) if t)
+        merged[g.goal] = ScoredGoal(g.goal, max(seen.score, g.score), f"{seen.source}, {g.source}", context,
+                                    seen.chosen_by)
+    return list(merged.values())
 
 
 _BOTH = re.compile(r"\bboth\b(?! of)", re.IGNORECASE)

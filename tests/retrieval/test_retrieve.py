@@ -288,6 +288,10 @@ def test_the_goal_head_breaks_a_near_tie_of_retrieval(tmp_path, monkeypatch):
         assert p["search_hire_bikes"] >= p["reserve_hire_bike"] + HEAD_MARGIN
         [chosen] = retriever.by_clause(text)
         assert (chosen.goal, chosen.chosen_by) == ("search_hire_bikes", "goal head over a near-tie")
+        # a clause the head reads as the search another clause asks for is the same request: one goal, both
+        # clauses its words
+        [one] = retriever.by_clause(f"{text}. Can you find bikes in Oslo?")
+        assert one.goal == "search_hire_bikes" and "weekend" in one.source and "Oslo" in one.source
         # words that say the booking's own verb keep it, whatever the head prefers
         assert [g.goal for g in retriever.by_clause("Reserve me a bike for the weekend")] == ["reserve_hire_bike"]
         monkeypatch.setenv("NESYPLAN_LEARNED_GATE", "false")  # no head, no second judge: retrieval's choice
