@@ -23,6 +23,7 @@ def show_analysis(analysis: Analysis, out: Console = console) -> None:
     out.print(clauses)
     if analysis.goals:
         out.print(Panel(escape("\n".join(f"{g['goal']}  {g['score']:.3f}  <- {g.get('source', '')!r}"
+                                         + (f"  ({g['chosen_by']})" if g.get("chosen_by") else "")
                                          for g in analysis.goals)), title="goals chosen", title_align="left"))
     values = Table("argument", "words", "value", "p", "kept / why", title="analysis: value readings",
                    title_justify="left")

@@ -171,5 +171,10 @@ def test_a_translated_run_shows_its_analysis(page, service):
     section = page.locator("#analysis")
     assert section.locator("table.clauses tr").count() == len(run.analysis.clauses) + 1 >= 3  # a header row
     assert section.locator("table.values tr.kept").count() == sum(v.kept for v in run.analysis.values) >= 1
+    # each chosen goal with the words it came from and the judge that chose it
+    chosen = page.locator("table.shortlist tr")
+    assert chosen.count() == len(run.shortlist) + 1 >= 2
+    assert chosen.nth(1).locator("td.words").inner_text() == run.shortlist[0]["source"] != ""
+    assert chosen.nth(1).locator("td.chosen-by").inner_text() == run.shortlist[0]["chosen_by"] == "retrieval"
     response = page.goto(f"{service.url}/ui/runs/{run.id}/artifacts/analysis.json")
     assert response.status == 200 and '"clauses"' in response.text()
