@@ -2,9 +2,9 @@
 for, and a wording copied from one (into a rule, a comment, an example or a test) makes that measure lie.
 
 Every run of seven words of a dev text (the quickbooks, flows and sessions dev sets, and SGD dev's user
-turns) is looked for in every file git tracks. A run found in twenty dev texts or more is plain English
-("i would like to make a reservation"), not a record, and is not looked for. Skipped without the
-benchmarks beside the checkout.
+turns) is looked for in every file git tracks. A run found in twenty dev texts or more is a stock phrase
+of plain English, not a record, and is not looked for. Skipped without the benchmarks beside the
+checkout.
 """
 
 import gzip
