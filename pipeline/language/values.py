@@ -7,8 +7,8 @@ words around them ("4 beds, 2 baths"; "from Boston to Denver"). A reading the he
 threshold is dropped; where several arguments claim the same words, each argument takes one mention and
 each mention one argument, the matching the head finds likeliest. Two rules come before the head: a
 value written right after a word of its argument's name ("pet number 7", "owner with id 12") or after a
-deed of it and "by" ("directed by Ann Lee" of director), or a count
-right before the word its argument counts ("zero bags"), is that argument's, and no unnamed argument's.
+deed of it and "by" ("directed by Ann Lee" of director), or a count right before the word its argument
+counts ("zero bags"), is that argument's, and no unnamed argument's.
 The head does not judge what it never saw as a value: a value its reader computes from other words
 ("nine years back" is a year; `Reading.as_written`), since SGD marks a listed value only where a turn
 writes it, so the head learned such words as none. Every reading keeps its probability and, dropped,
@@ -53,8 +53,10 @@ def named_before(text: str, start: int, argument: str) -> bool:
     (False, False)
     >>> named_before("a film directed by Ann Lee", 19, "director"), named_before("a film directed by Ann Lee", 19, "starring")
     (True, False)
+    >>> named_before("trains out of Leeds", 13, "destination_of_trip"), named_before("the id of 7", 10, "id_of_pet")
+    (False, False)
     """
-    name = set(argument.lower().split("_"))
+    name = set(argument.lower().split("_")) - FUNCTION_WORDS  # "destination_of_flight": "out of Rome" names no destination
     prefix = text[:start].rstrip().rstrip("#:").rstrip()
     if not prefix or not prefix[-1].isalnum():  # "4 bedrooms, 2": a comma closes what came before
         return False
@@ -269,6 +271,8 @@ def end_said_before(text: str, start: int, shared: set[str] = frozenset()) -> st
 
     >>> end_said_before("a bus to Fresno", 9), end_said_before("a ride from 5th Street", 12)
     ('end', 'start')
+    >>> end_said_before("any trains out of Leeds", 18), end_said_before("a map of Leeds", 9)
+    ('start', None)
     >>> end_said_before("change the check in date to March 3", 28, {"check", "date"})
     'start'
     >>> end_said_before("a return flight from Boston", 21, {"city"}), end_said_before("dinner in Paris", 10)
@@ -278,13 +282,14 @@ def end_said_before(text: str, start: int, shared: set[str] = frozenset()) -> st
     if not prefix or not prefix[-1].isalnum():  # "Boston, to": a comma closes what came before
         return None
     words = re.findall(r"[a-z]+", prefix.lower())
-    said = next((end for end, words_before in ENDS_BEFORE_A_VALUE.items() if words and words[-1] in words_before), None)
+    said, size = next(((end, len(entry.split())) for end, words_before in ENDS_BEFORE_A_VALUE.items()
+                       for entry in words_before if words[-len(entry.split()):] == entry.split()), (None, 0))
     if said is None:
         return None
-    rest = words[:-1]
+    rest = words[:-size]
     while rest and rest[-1] in shared:
         rest.pop()
-    if len(rest) < len(words) - 1:  # a name's own words stood before it: "the check in date to"
+    if len(rest) < len(words) - size:  # a name's own words stood before it: "the check in date to"
         return next((named for n in (2, 1) if len(rest) >= n and (named := _end_named(rest[-n:]))), said)
     return said
 

@@ -36,6 +36,8 @@ def test_an_arguments_end_is_read_from_its_name_else_its_description(tmp_path):
 @pytest.mark.parametrize("text, value, shared, end", [
     ("a barge to Lyon", "Lyon", set(), "end"),
     ("a barge from Lyon", "Lyon", set(), "start"),
+    ("barges out of Lyon", "Lyon", set(), "start"),
+    ("a map of Lyon", "Lyon", set(), None),
     ("stay until the 9th", "the 9th", set(), "end"),
     ("a barge in Lyon", "Lyon", set(), None),
     ("arriving on the 9th", "on the 9th", set(), None),     # a verb of motion ends a trip and begins a stay
@@ -63,8 +65,26 @@ def test_a_value_after_to_is_the_end_of_the_pair_whatever_the_head_prefers(tmp_p
             assert f'_{end}(g1, "Arles")' in run.ir and f"_{other}(" not in run.ir
 
 
+def test_a_function_word_in_an_arguments_name_names_no_value(tmp_path):
+    """An argument named "town_of_mooring" is not named by the "of" of "out of Arles": the value is the
+    start's, as the words before it say."""
+    import copy
+
+    from pipeline.run import run_pipeline
+    from tests.schemas import packs_of
+
+    schema = copy.deepcopy(BARGES)
+    schema[0]["slots"][1]["name"] = "town_of_mooring"
+    intent = schema[0]["intents"][0]
+    intent["required_slots"] = ["embark_town", "town_of_mooring"]
+    intent["result_slots"] = ["embark_town", "town_of_mooring", "first_night", "last_night"]
+    with packs_of(tmp_path, schema):
+        run = run_pipeline("I need a barge out of Arles", "barges_7", "2026-05-04", translator="hf")
+        assert '_embark_town(g1, "Arles")' in run.ir and "_town_of_mooring(g1, \"" not in run.ir, run.analysis.values
+
+
 def test_the_ends_are_data():
     starts, ends = word_list("start_words"), word_list("end_words")
     assert {"origin", "departure", "pickup"} <= starts and {"destination", "arrival", "dropoff"} <= ends
     assert not starts & ends
-    assert word_list("start_words", "before_a_value") == {"from"} and "to" in word_list("end_words", "before_a_value")
+    assert word_list("start_words", "before_a_value") == {"from", "out of"} and "to" in word_list("end_words", "before_a_value")
