@@ -11,9 +11,10 @@ from __future__ import annotations
 import difflib
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -236,10 +237,13 @@ class Retriever:
             or self._by_clause(query, first_threshold, clause_threshold, max_goals, whole_judged=False)
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
-            goals = _one_per_goal([self._the_head_breaks_a_tie(self._the_search_said(g, taken)) for g in goals])
+            rank = lru_cache(maxsize=None)(self.rank)  # a clause's words are ranked once, for both judges
+            goals = _one_per_goal([self._the_head_breaks_a_tie(self._the_search_said(g, taken, rank), rank)
+                                   for g in goals])
         return goals
 
-    def _the_search_said(self, chosen: ScoredGoal, taken: set[str]) -> ScoredGoal:
+    def _the_search_said(self, chosen: ScoredGoal, taken: set[str],
+                         rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """The search the request's words say, over the goal chosen for them: of the two best goals for its
         words, the one without effects, when the chosen one is the other and
         - the words ask to find something (`lexicon/search_words.yaml`: "can you find me a bus") and the
@@ -257,7 +261,7 @@ class Retriever:
         values_may_say = not _says_its_verb(chosen.goal, chosen.source)
         if not (asks_to_find or values_may_say):
             return chosen  # neither reason can hold: the words are not ranked again
-        ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:2]
+        ranked = rank(chosen.source)[:2]
         other = next((g for g in ranked if g.goal != chosen.goal), None)
         if other is None or chosen.goal not in {g.goal for g in ranked} or other.goal in taken \
                 or self.pack.goal_has_effects(other.goal):
@@ -267,7 +271,7 @@ class Retriever:
                               "search words" if asks_to_find else "search values")
         return chosen
 
-    def _the_head_breaks_a_tie(self, chosen: ScoredGoal) -> ScoredGoal:
+    def _the_head_breaks_a_tie(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """The goal the goal head clearly prefers among those retrieval scores about as high as the chosen one
         for its words (within NEAR_TIE; the head gives it HEAD_MARGIN more probability), for a pack made from a
         schema. Retrieval reads one line of description per goal, and a re-worded line flips near-ties (a
@@ -282,7 +286,7 @@ class Retriever:
         linker = self._gate_linker()
         if linker is None:
             return chosen
-        ranked = self._ranked(without_values(chosen.source), chosen.source)[0][:3]
+        ranked = rank(chosen.source)[:3]
         mine = next((g for g in ranked if g.goal == chosen.goal), None)
         if mine is None:
             return chosen
