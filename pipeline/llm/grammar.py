@@ -163,9 +163,13 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     whole = value_candidates(pack, query, today, record)
     by_position = {i: value_candidates(pack, src, today, record) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
+    judged = learned_parts(pack)["value"]
     for i, context in enumerate(contexts or [], 1):
         if fixed and context and i in by_position:
             pointed_at = value_candidates(pack, context, today, record)
+            if judged:  # read alone, a story loses the words around it: the head's reading of the whole decides
+                pointed_at = {name: [v for v in values if v in whole.get(name, [])]
+                              for name, values in pointed_at.items()}
             # A listed value may be named across the two ("lost an account I deleted; how to recover it").
             if sources:
                 joined = f"{context}, {sources[i - 1]}"
@@ -174,7 +178,6 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                                    for name, spec in pack.spec.arguments.items()
                                    if spec.normalizer == "choice" and not pointed_at.get(name)})
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
-    judged = learned_parts(pack)["value"]
     if fixed and judged and sources:
         by_position = _with_the_rest(by_position, whole, query)
     if fixed:

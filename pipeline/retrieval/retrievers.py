@@ -235,11 +235,15 @@ class Retriever:
         island"), where the head vouches for such a clause too (`_vouched_for`)."""
         goals = self._by_clause(query, first_threshold, clause_threshold, max_goals) or self.vouched(query) \
             or self._by_clause(query, first_threshold, clause_threshold, max_goals, whole_judged=False)
+        for g in goals:
+            g.source = as_written(query, g.source)
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
             rank = lru_cache(maxsize=None)(self.rank)  # a clause's words are ranked once, for both judges
             goals = _one_per_goal([self._the_head_breaks_a_tie(self._the_search_said(g, taken, rank), rank)
                                    for g in goals])
+            for g in goals:  # two goals merged are two clauses joined
+                g.source = as_written(query, g.source)
         return goals
 
     def _the_search_said(self, chosen: ScoredGoal, taken: set[str],
@@ -593,6 +597,35 @@ class Retriever:
             self._protected = [r"\b" + re.sub(r"(\w)s?\b", r"\1s?", re.escape(p)) + r"\b"
                                for p in sorted(found, key=len, reverse=True)]
         return self._protected
+
+
+# What may stand between two clauses of one goal's words where the request is cut (`_CLAUSE_BREAK`).
+_BETWEEN_CLAUSES = r"\W+(?:(?i:and|then|also|plus|but|separately)\W+)*"
+
+
+def as_written(query: str, source: str) -> str:
+    """A goal's words as the user wrote them: its clauses, joined with commas when they were cut apart, are
+    the stretch of the request from the first to the last with the user's own punctuation (and the mark that
+    ends the last), where nothing else stands between them. The heads learned requests as people write
+    them, and read a full stop differently from a comma joined in its place (a greeting's first word became
+    a place once the stop after it was a comma). Otherwise the joined clauses.
+
+    >>> as_written("Hi there. Find me a bus to Reno, for two.", "Hi there, Find me a bus to Reno, for two")
+    'Hi there. Find me a bus to Reno, for two.'
+    >>> as_written("Book it and then call Ann? Thanks", "Book it, call Ann")
+    'Book it and then call Ann?'
+    >>> as_written("Find a bus. Also a cab. And a ferry", "Find a bus, And a ferry")  # a clause between
+    'Find a bus, And a ferry'
+    """
+    words = list(re.finditer(r"\w+", source))
+    if not words:
+        return source
+    pattern = re.escape(words[0].group())
+    for before, word in zip(words, words[1:]):
+        cut = "," in source[before.end():word.start()]
+        pattern += (_BETWEEN_CLAUSES if cut else r"\W+") + re.escape(word.group())
+    found = re.search(r"(?<!\w)" + pattern + r"(?!\w)[.?!]*", query)
+    return found.group() if found else source
 
 
 def _one_per_goal(goals: list[ScoredGoal]) -> list[ScoredGoal]:

@@ -230,3 +230,25 @@ def test_a_flag_named_in_words_run_together_is_read_from_them_apart(tmp_path):
         for text in ("Find a cabin in Banff where I can bring my pets", "a pet friendly cabin in Banff please"):
             assert _args(run_pipeline(text, "cabins_2", "2025-05-01")).get("petfriendly") == "True", text
         assert "petfriendly" not in _args(run_pipeline("a friendly cabin in Banff", "cabins_2", "2025-05-01"))
+
+
+def test_a_goals_words_keep_the_users_punctuation(packs):
+    # Cut into clauses and joined again with commas, the words would read differently to the heads.
+    text = "Hello. Find me a rental in Banff, for the weekend."
+    run = run_pipeline(text, "lodging_9", "2025-05-01")
+    assert [g["source"] for g in run.analysis.goals] == [text]
+    assert {v.source for v in run.analysis.values} == {text}
+
+
+def test_a_story_pointed_at_gives_only_what_the_head_read_in_the_whole_request(packs):
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+    from pipeline.packs.pack import load_pack
+
+    pack = load_pack("lodging_9")
+    query = "Find a rental in Banff for us"
+    grammar = lambda contexts: ir_grammar(pack, query, date(2025, 5, 1), ["find_rental"], fixed=True,  # noqa: E731
+                                          sources=[query], contexts=contexts)
+    # Words read alone lose what is around them: a value the whole request's reading does not keep is no value.
+    assert "number_of_bedrooms" not in grammar(["we need 4 bedrooms"]) and "Banff" in grammar([""])
