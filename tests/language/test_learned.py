@@ -232,6 +232,22 @@ def test_a_flag_named_in_words_run_together_is_read_from_them_apart(tmp_path):
         assert "petfriendly" not in _args(run_pipeline("a friendly cabin in Banff", "cabins_2", "2025-05-01"))
 
 
+def test_a_word_the_counted_word_begins_says_what_a_count_counts(tmp_path):
+    # "bathroom" begins with "bath", what number_of_baths counts; the head alone finds the beds about as likely
+    schema = [{"service_name": "Flats_5", "description": "Find flats to rent in a city",
+               "slots": [{"name": "city", "description": "City the flat is in", "is_categorical": False,
+                          "possible_values": []},
+                         *({"name": f"number_of_{room}s", "description": f"Number of {room}rooms", "is_categorical": True,
+                            "possible_values": ["1", "2", "3", "4"]} for room in ("bed", "bath"))],
+               "intents": [{"name": "FindFlat", "description": "Search for a flat to rent in a city",
+                            "is_transactional": False, "required_slots": ["city"],
+                            "optional_slots": {"number_of_beds": "dontcare", "number_of_baths": "dontcare"},
+                            "result_slots": ["city", "number_of_beds", "number_of_baths"]}]}]
+    with packs_of(tmp_path, schema):
+        args = _args(run_pipeline("any 4 bathroom flats in York?", "flats_5", "2025-05-01"))
+        assert args.get("number_of_baths") == "4" and "number_of_beds" not in args, args
+
+
 def test_a_goals_words_keep_the_users_punctuation(packs):
     # Cut into clauses and joined again with commas, the words would read differently to the heads.
     text = "Hello. Find me a rental in Banff, for the weekend."
