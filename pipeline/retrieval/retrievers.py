@@ -242,6 +242,7 @@ class Retriever:
             rank = lru_cache(maxsize=None)(self.rank)  # a clause's words are ranked once, for both judges
             goals = _one_per_goal([self._the_head_breaks_a_tie(self._the_search_said(g, taken, rank), rank)
                                    for g in goals])
+            goals = self._without_a_booking_its_search_serves(goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
@@ -274,6 +275,25 @@ class Retriever:
             return ScoredGoal(other.goal, other.score, chosen.source, chosen.context,
                               "search words" if asks_to_find else "search values")
         return chosen
+
+    def _without_a_booking_its_search_serves(self, goals: list[ScoredGoal]) -> list[ScoredGoal]:
+        """Where the request also asks for the search that finds what a call with effects acts on
+        (`picked_from`), and that call's own words neither say its verb nor give it a value ("I'd love a
+        cabin! Can you find one in Banff?"), those words are the same request as the search's: one goal, the
+        search, with both. What the user picks from the search's answer is asked for after it, in words of
+        its own ("..., and book the first one")."""
+        searches = {g.goal: g for g in goals if not self.pack.goal_has_effects(g.goal)}
+        out = []
+        for g in goals:
+            search = next((searches[s] for s, _ in picked_from(self.pack, g.goal) if s in searches), None)
+            if search is None or _says_its_verb(g.goal, g.source) or \
+                    self._arguments_given(" ".join(filter(None, [g.source, g.context]))) & set(self.pack.goal_takes(g.goal)):
+                out.append(g)
+                continue
+            search.source = f"{g.source}, {search.source}" if goals.index(g) < goals.index(search) else \
+                f"{search.source}, {g.source}"
+            search.chosen_by = f"{search.chosen_by}; with the words of {g.goal} (nothing of its own)"
+        return out
 
     def _the_head_breaks_a_tie(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """The goal the goal head clearly prefers among those retrieval scores about as high as the chosen one
@@ -626,6 +646,33 @@ def as_written(query: str, source: str) -> str:
         pattern += (_BETWEEN_CLAUSES if cut else r"\W+") + re.escape(word.group())
     found = re.search(r"(?<!\w)" + pattern + r"(?!\w)[.?!]*", query)
     return found.group() if found else source
+
+
+def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
+    """The searches (goals without effects) whose answer gives what a goal with effects must be told and
+    the search does not take: what the user picks from that answer (the restaurant to book, the bus's
+    departure time). Each with those arguments, in the pack's order.
+
+    >>> from types import SimpleNamespace as S
+    >>> apis = {"book": S(arguments=["name", "day"], optional={}, returns=["name"], effects=True),
+    ...         "find": S(arguments=["city"], optional={}, returns=["name", "city"], effects=False)}
+    >>> pack = S(spec=S(apis=apis, goals={"book": S(api="book", internal=False), "find": S(api="find", internal=False)}))
+    >>> picked_from(pack, "book"), picked_from(pack, "find")
+    ([('find', ['name'])], [])
+    """
+    api = pack.spec.apis[pack.spec.goals[goal].api]
+    if not api.effects:
+        return []
+    required = [a for a in api.arguments if a not in api.optional]
+    out = []
+    for name, other in pack.spec.goals.items():
+        search = pack.spec.apis[other.api]
+        if name == goal or other.internal or search.effects:
+            continue
+        picks = [a for a in required if a in search.returns and a not in search.arguments]
+        if picks:
+            out.append((name, picks))
+    return out
 
 
 def _one_per_goal(goals: list[ScoredGoal]) -> list[ScoredGoal]:

@@ -268,3 +268,35 @@ def test_a_story_pointed_at_gives_only_what_the_head_read_in_the_whole_request(p
                                           sources=[query], contexts=contexts)
     # Words read alone lose what is around them: a value the whole request's reading does not keep is no value.
     assert "number_of_bedrooms" not in grammar(["we need 4 bedrooms"]) and "Banff" in grammar([""])
+
+
+CABINS = [{"service_name": "Cabins_8", "description": "Find and book cabins in the mountains",
+           "slots": [{"name": "town", "description": "Town the cabin is in", "is_categorical": False, "possible_values": []},
+                     {"name": "cabin_name", "description": "Name of the cabin", "is_categorical": False,
+                      "possible_values": []},
+                     {"name": "nights", "description": "Number of nights to stay", "is_categorical": True,
+                      "possible_values": ["1", "2", "3", "4"]}],
+           "intents": [{"name": "FindCabins", "description": "Search for cabins in a town", "is_transactional": False,
+                        "required_slots": ["town"], "optional_slots": {}, "result_slots": ["town", "cabin_name"]},
+                       {"name": "BookCabin", "description": "Book a stay at a cabin", "is_transactional": True,
+                        "required_slots": ["cabin_name", "nights"], "optional_slots": {},
+                        "result_slots": ["cabin_name", "nights", "town"]}]}]
+
+
+def test_a_booking_whose_words_give_it_nothing_is_the_search_that_serves_it(tmp_path):
+    from pipeline.packs.pack import load_pack
+    from pipeline.retrieval.retrievers import ScoredGoal, build_retriever, picked_from
+
+    with packs_of(tmp_path, CABINS):
+        pack = load_pack("cabins_8")
+        assert picked_from(pack, "book_cabin") == [("find_cabins", ["cabin_name"])]
+        retriever = build_retriever(pack)
+        search = lambda: ScoredGoal("find_cabins", 0.4, "Can you find one in Banff?")  # noqa: E731
+        # a want of the service's thing and nothing more: the same request as the search, one goal
+        merged = retriever._without_a_booking_its_search_serves([ScoredGoal("book_cabin", 0.5, "I'd love a cabin!"),
+                                                                  search()])
+        assert [(g.goal, g.source) for g in merged] == [("find_cabins", "I'd love a cabin!, Can you find one in Banff?")]
+        # words that say the booking's verb, or give it a value, ask for it in words of its own
+        for own in ("then book the first one", "we want it for 3 nights"):
+            kept = retriever._without_a_booking_its_search_serves([search(), ScoredGoal("book_cabin", 0.5, own)])
+            assert [g.goal for g in kept] == ["find_cabins", "book_cabin"], own
