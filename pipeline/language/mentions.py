@@ -81,14 +81,17 @@ def _drop_spans_over_others(readings: dict[str, Readings]) -> None:
 ASKED = 4.6
 
 
-def one_argument_per_mention(readings: dict[str, Readings], favoured: str | None = None) -> None:
+def one_argument_per_mention(readings: dict[str, Readings], favoured: str | None = None,
+                             named: frozenset[tuple[str, int, int]] = frozenset()) -> None:
     """Where several arguments claim the same words, each argument takes one mention and each mention goes
     to one argument: the matching the head finds likeliest overall (the sum of log-odds). "out of Denver" is
     the origin's, not also the destination's; in "from Chicago to Boston" each place goes where the pair is
     likeliest, even where the head finds Boston the likelier origin on its own; "starring Ann Lee" is the
     star's, not the director's. The same words written into two arguments of a call are a value nobody
     gave to one of them. Arguments no other argument competes with keep all their readings. The argument a
-    question asked for (`favoured`) takes the mention it claims unless two others together are likelier."""
+    question asked for (`favoured`) takes the mention it claims unless two others together are likelier.
+    A reading whose words name its argument (`named`: argument, start, end; "the restaurant The Oak Room"
+    of restaurant_id) counts as certain, whatever the head gave it: the user said whose value it is."""
     _drop_spans_over_others(readings)
     kept = [r for found in readings.values() for r in found.kept]
     mentions = _mentions([r.span for r in kept])
@@ -96,7 +99,8 @@ def one_argument_per_mention(readings: dict[str, Readings], favoured: str | None
     score: dict[tuple[str, int], float] = {}
     for r in kept:
         key = (r.argument, where(r))
-        score[key] = max(score.get(key, 0.0), _log_odds(r.probability) + (ASKED if r.argument == favoured else 0.0))
+        p = 1.0 if (r.argument, r.start, r.end) in named else r.probability
+        score[key] = max(score.get(key, 0.0), _log_odds(p) + (ASKED if r.argument == favoured else 0.0))
     # The arguments some other argument competes with, and every mention they claim. The best matching
     # of these is the best matching of each group that competes (the sum splits over groups).
     claimants: dict[int, set[str]] = defaultdict(set)

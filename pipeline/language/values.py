@@ -368,5 +368,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
             if reading is not best and (best.probability or 0.0) - (reading.probability or 0.0) >= CLEAR_MARGIN:
                 found.drop(reading, f"the value of {best.argument} (p={best.probability:.2f}), not of "
                                     f"{reading.argument} (p={reading.probability:.2f})")
-    one_argument_per_mention(readings, favoured=asked)  # an answer's mention goes first to what was asked
+    named = frozenset((r.argument, r.start, r.end) for found in readings.values() for r in found.kept
+                      if _named_by_its_words(text, r))
+    one_argument_per_mention(readings, favoured=asked, named=named)  # an answer's mention goes first to what was asked
     return readings

@@ -123,3 +123,25 @@ def test_the_services_words_in_lower_case_after_a_name_are_not_part_of_it(tmp_pa
             added = with_proposals(pack, text, readings, [Proposal(start, end, 0.9)])
             assert [text[a:b] for a, b in added] == [name], text
             assert name in {r.text for r in readings["city"].items}
+
+
+def test_a_named_reading_outweighs_the_head_over_words_inside_it():
+    from pipeline.language.mentions import one_argument_per_mention
+    from pipeline.language.readings import Readings
+
+    text = "find the venue Lark Hall."
+    start = text.index("Lark Hall")
+
+    def readings():
+        found = {name: Readings(name, text) for name in ("venue_id", "guest_name")}
+        found["venue_id"].add((start, start + 9))
+        found["guest_name"].add((start, start + 4))  # the head reads a person's name inside it
+        found["venue_id"].items[0].probability, found["guest_name"].items[0].probability = 0.001, 0.99
+        return found
+
+    unnamed = readings()
+    one_argument_per_mention(unnamed)
+    assert [r.text for r in unnamed["guest_name"].kept] == ["Lark"] and not unnamed["venue_id"].kept
+    named = readings()  # "the venue Lark Hall": the user said whose value it is
+    one_argument_per_mention(named, named=frozenset({("venue_id", start, start + 9)}))
+    assert [r.text for r in named["venue_id"].kept] == ["Lark Hall"] and not named["guest_name"].kept
