@@ -234,9 +234,10 @@ def counted_after(text: str, end: int, argument: str) -> bool:
     (True, False)
     """
     after = re.match(r"\s*([a-z]+)", text[end:].lower())
-    counted = _stem(argument.lower().split("_")[-1])
-    return after is not None and (_stem(after.group(1)) == counted or
-                                  len(counted) >= 3 and _stem(after.group(1)).startswith(counted))
+    if after is None:
+        return False
+    word, counted = _stem(after.group(1)), _stem(argument.lower().split("_")[-1])
+    return word == counted or len(counted) >= 3 and word.startswith(counted)
 
 
 # The two ends of a pair of arguments (origin and destination, check-in and check-out, start and end
@@ -343,6 +344,9 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)
+    # The readings whose words name their argument: they win a span's claims and count as certain in the matching.
+    named = frozenset((r.argument, r.start, r.end) for found in readings.values() for r in found.kept
+                      if _named_by_its_words(text, r))
     same: dict[tuple, list] = defaultdict(list)
     for name, found in readings.items():
         for reading in found.kept:
@@ -350,11 +354,11 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     for claims in same.values():
         if len(claims) < 2:
             continue
-        named = [c for c in claims if _named_by_its_words(text, c[1])]
-        if named and len(named) < len(claims):  # the user named whose value it is: the others lose it
+        naming = [c for c in claims if (c[1].argument, c[1].start, c[1].end) in named]
+        if naming and len(naming) < len(claims):  # the user named whose value it is: the others lose it
             for found, reading in claims:
-                if (found, reading) not in named:
-                    found.drop(reading, f"the value of {', '.join(r.argument for _, r in named)} (its words name it)")
+                if (found, reading) not in naming:
+                    found.drop(reading, f"the value of {', '.join(r.argument for _, r in naming)} (its words name it)")
             continue
         ended = _the_end_said(pack, text, claims)
         if ended:  # "to Fresno" is a destination, however close the head finds the origin
@@ -368,7 +372,5 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
             if reading is not best and (best.probability or 0.0) - (reading.probability or 0.0) >= CLEAR_MARGIN:
                 found.drop(reading, f"the value of {best.argument} (p={best.probability:.2f}), not of "
                                     f"{reading.argument} (p={reading.probability:.2f})")
-    named = frozenset((r.argument, r.start, r.end) for found in readings.values() for r in found.kept
-                      if _named_by_its_words(text, r))
     one_argument_per_mention(readings, favoured=asked, named=named)  # an answer's mention goes first to what was asked
     return readings
