@@ -372,5 +372,20 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
             if reading is not best and (best.probability or 0.0) - (reading.probability or 0.0) >= CLEAR_MARGIN:
                 found.drop(reading, f"the value of {best.argument} (p={best.probability:.2f}), not of "
                                     f"{reading.argument} (p={reading.probability:.2f})")
-    one_argument_per_mention(readings, favoured=asked, named=named)  # an answer's mention goes first to what was asked
+    # Certain in the matching only where what follows the name is written as one ("the restaurant The Oak
+    # Room"); "a movie directed by Ann Lee" names a movie and then describes it, and the head judges that.
+    certain = frozenset(key for key in named if written_as_a_name(text[key[1]:key[2]]))
+    one_argument_per_mention(readings, favoured=asked, named=certain)  # an answer's mention goes first to what was asked
     return readings
+
+
+def written_as_a_name(words: str) -> bool:
+    """Whether a value begins as a name does: a capital, a digit or a quote, not a word in lower case.
+
+    >>> written_as_a_name("The Oak Room"), written_as_a_name("7"), written_as_a_name('"Up"')
+    (True, True, True)
+    >>> written_as_a_name("directed by Ann Lee"), written_as_a_name("")
+    (False, False)
+    """
+    first = words.lstrip()[:1]
+    return bool(first) and not first.islower() and (first.isalnum() or first in "\"'“‘")

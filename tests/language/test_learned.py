@@ -300,3 +300,23 @@ def test_a_booking_whose_words_give_it_nothing_is_the_search_that_serves_it(tmp_
         for own in ("then book the first one", "we want it for 3 nights"):
             kept = retriever._without_a_booking_its_search_serves([search(), ScoredGoal("book_cabin", 0.5, own)])
             assert [g.goal for g in kept] == ["find_cabins", "book_cabin"], own
+
+
+def test_a_value_named_then_described_is_the_describing_arguments(tmp_path):
+    # "a film directed by X": the words after the film's name describe it, they are not its title; only a
+    # value written as a name ("the film Night Owls") counts as certain where arguments share the words
+    schema = [{"service_name": "Films_7", "description": "Find and stream films",
+               "slots": [{"name": "film_title", "description": "Title of the film", "is_categorical": False,
+                          "possible_values": []},
+                         {"name": "director", "description": "Person who directed the film", "is_categorical": False,
+                          "possible_values": []}],
+               "intents": [{"name": "FindFilms", "description": "Search for films by who directed them",
+                            "is_transactional": False, "required_slots": [], "optional_slots": {"director": "dontcare"},
+                            "result_slots": ["film_title", "director"]},
+                           {"name": "StreamFilm", "description": "Stream a film", "is_transactional": True,
+                            "required_slots": ["film_title"], "optional_slots": {}, "result_slots": ["film_title"]}]}]
+    with packs_of(tmp_path, schema):
+        run = run_pipeline("Could you look for a film directed by Maria Lopez for tonight?", "films_7", "2025-05-01")
+        assert _args(run) == {"director": "Maria Lopez"}, run.ir
+        run = run_pipeline("Stream the film Night Owls Return.", "films_7", "2025-05-01")
+        assert _args(run) == {"film_title": "Night Owls Return"}, run.ir
