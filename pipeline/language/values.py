@@ -24,7 +24,7 @@ from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.phrases import addressed
 from pipeline.language.readings import Readings
-from pipeline.language.words import FUNCTION_WORDS, name_words, pack_words, same_thing, word_list
+from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
 from pipeline.values.normalizers import _stem
 
@@ -322,6 +322,31 @@ def _named_by_its_words(text: str, reading) -> bool:
         reading.value.isdigit() and counted_after(text, reading.end, reading.argument)
 
 
+def judged_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """The words of a reading the head judges: without the edge words before and after the value ("on",
+    "a", "for"), which a reader may take in but SGD does not mark as part of a value (of 44797 slot values
+    in its train split, 42 begin and 193 end with one), so the head never saw them in one. "the" stays: 2860
+    begin with it ("the 6th").
+
+    >>> text = "a table on the 14th of March please"
+    >>> a, b = judged_span(text, (8, len(text))); text[a:b]
+    'the 14th of March'
+    >>> judged_span("for a", (0, 5))
+    (0, 5)
+    """
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text[span[0]:span[1]])]
+
+    def edge(w: tuple[int, int], first: bool) -> bool:
+        word = text[span[0] + w[0]:span[0] + w[1]].lower().strip(".,!?;:")
+        return word in EDGE_WORDS and not (first and word == "the")
+
+    first = next((i for i, w in enumerate(words) if not edge(w, True)), None)
+    last = next((i for i in range(len(words) - 1, -1, -1) if not edge(words[i], False)), None)
+    if first is None or last is None or last < first:
+        return span
+    return span[0] + words[first][0], span[0] + words[last][1]
+
+
 def link_values(pack, text: str, readings: dict[str, Readings], asked: str | None = None) -> dict[str, Readings]:
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
@@ -336,7 +361,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         _counts_the_span_head_sees(pack, readings, proposals)
     threshold = linker.value_threshold
     for name, found in readings.items():
-        probabilities = linker.value_probabilities(text, [r.span for r in found.items], name)
+        probabilities = linker.value_probabilities(text, [judged_span(text, r.span) for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
             if p < threshold and reading.as_written and not _named_by_its_words(text, reading) \

@@ -320,3 +320,20 @@ def test_a_value_named_then_described_is_the_describing_arguments(tmp_path):
         assert _args(run) == {"director": "Maria Lopez"}, run.ir
         run = run_pipeline("Stream the film Night Owls Return.", "films_7", "2025-05-01")
         assert _args(run) == {"film_title": "Night Owls Return"}, run.ir
+
+
+def test_the_head_judges_a_value_without_the_words_at_its_edges(tmp_path):
+    # the date reader takes in "on" and "a"; SGD marks no value with them, so the head never saw one so written
+    schema = [{"service_name": "Courts_4", "description": "Find and book tennis courts",
+               "slots": [{"name": "town", "description": "Town the court is in", "is_categorical": False,
+                          "possible_values": []},
+                         {"name": "play_date", "description": "Date to play on", "is_categorical": False,
+                          "possible_values": []}],
+               "intents": [{"name": "BookCourt", "description": "Book a tennis court", "is_transactional": True,
+                            "required_slots": ["town", "play_date"], "optional_slots": {},
+                            "result_slots": ["town", "play_date"]}]}]
+    with packs_of(tmp_path, schema):
+        for text, day in (("I wanna reserve a court booking on the 21st of this month", "05/21/2025"),
+                          ("book a court in Leeds, a June 9th game", "06/09/2025")):
+            run = run_pipeline(text, "courts_4", "2025-05-01")
+            assert [v.value for v in run.analysis.values if v.argument == "play_date" and v.kept] == [day], run.ir
