@@ -182,17 +182,18 @@ def _the_span_heads_bounds(readings: dict[str, Readings], proposed: list[tuple[i
                 found.drop(r, "part of a value the span head reads")
 
 
-def _counts_the_span_head_sees(pack, readings: dict[str, Readings], proposals: list) -> None:
+def _counts_the_span_head_sees(pack, text: str, readings: dict[str, Readings], proposals: list) -> None:
     """A count written as one number is a value only where the span head reads one: "one" in "find me
     one" or "a one way ticket" is no number of anything. The words around a number say more about whether it counts
     something than which argument it counts, and that is what the span head learned. A year read from
-    other words ("'15") counts nothing and is not judged so."""
+    other words ("'15") counts nothing and is not judged so, nor is a count the words say the argument of
+    ("0 bags" of number_checked_bags): the user said what it counts."""
     for name, found in readings.items():
         if pack.normalizers.get(name) != "integer":
             continue
         for r in found.kept:
-            if len(r.text.split()) == 1 and r.as_written and not any(p.start < r.end and r.start < p.end
-                                                                     for p in proposals):
+            if len(r.text.split()) == 1 and r.as_written and not _named_by_its_words(text, r) \
+                    and not any(p.start < r.end and r.start < p.end for p in proposals):
                 found.drop(r, "no value by the span head (a number that counts nothing)")
 
 
@@ -358,7 +359,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     if learned["span"]:
         proposals = linker.proposals(text)
         proposed = with_proposals(pack, text, readings, proposals)
-        _counts_the_span_head_sees(pack, readings, proposals)
+        _counts_the_span_head_sees(pack, text, readings, proposals)
     threshold = linker.value_threshold
     for name, found in readings.items():
         probabilities = linker.value_probabilities(text, [judged_span(text, r.span) for r in found.items], name)

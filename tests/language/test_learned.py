@@ -139,9 +139,16 @@ def test_a_number_that_counts_nothing_is_no_count(packs):
     text = "Is there a rental in Banff with 3 bedrooms? Please find me one."
     readings = value_readings(pack, text, date(2025, 5, 1))
     assert {r.text for r in readings["number_of_bedrooms"].kept} == {"3", "one"}  # the rules read both
-    _counts_the_span_head_sees(pack, readings, linker_for(pack).proposals(text))
+    _counts_the_span_head_sees(pack, text, readings, linker_for(pack).proposals(text))
     assert {r.text for r in readings["number_of_bedrooms"].kept} == {"3"}
     assert readings["number_of_bedrooms"].items[-1].why.startswith("no value by the span head")
+    # a count right before the word its argument counts is the user's word for what it counts, whether
+    # the span head reads it or not (here it is given no proposal at all)
+    text = "A rental in Banff with 2 bathrooms. Find me one."
+    readings = value_readings(pack, text, date(2025, 5, 1))
+    _counts_the_span_head_sees(pack, text, readings, [])
+    assert {r.text for r in readings["number_of_bathrooms"].kept} == {"2"}
+    assert {r.text for r in readings["number_of_bedrooms"].kept} == set()
     args = _args(run_pipeline("Is there a rental in Banff? Please find me one.", "lodging_9", "2025-05-01"))
     assert args["town"] == "Banff" and "number_of_bedrooms" not in args and "number_of_bathrooms" not in args
 
