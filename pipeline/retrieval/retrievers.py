@@ -34,6 +34,20 @@ from pipeline.values.spans import without_values
 _SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
                                                sorted(word_list("search_words"), key=len, reverse=True)) + r")\b",
                            re.IGNORECASE)
+_ASKING_WHAT = re.compile(r"(?:^|(?<=[.!?]))\s*(?:" + "|".join(re.escape(w) for w in sorted(word_list(
+    "search_words", "asking_what"), key=len, reverse=True)) + r")\b[^.!?]*\?", re.IGNORECASE)
+
+
+def asks_what(text: str) -> bool:
+    """Whether a sentence of the text asks what there is: it opens with "what" or "which" and ends with a
+    question mark (`lexicon/search_words.yaml`, `asking_what`).
+
+    >>> asks_what("Which parcels have I sent?"), asks_what("Hi. What rooms are free in May?")
+    (True, True)
+    >>> asks_what("What a day. Book me a table."), asks_what("I want to know what it costs"), asks_what("Somewhat?")
+    (False, False, False)
+    """
+    return bool(_ASKING_WHAT.search(text))
 
 # Cosine thresholds of the packaged model: below FIRST nothing in the pack covers the request; a further
 # goal must score NEXT on what the earlier goals left unexplained (a residual: its scores run lower).
@@ -251,9 +265,10 @@ class Retriever:
                          rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """The search the request's words say, over the goal chosen for them: of the two best goals for its
         words, the one without effects, when the chosen one is the other and
-        - the words ask to find something (`lexicon/search_words.yaml`: "can you find me a bus") and the
-          chosen goal has effects: a search is what they ask for, and what a search leads to (a booking, a
-          purchase) is asked in words of its own; or
+        - the words ask to find something (`lexicon/search_words.yaml`: "can you find me a bus"), or ask
+          what there is ("which buses leave at noon?", `asks_what`), and the chosen goal has effects: a
+          search is what they ask for, and what a search leads to (a booking, a purchase) is asked in words
+          of its own; or
         - the request gives values the search's arguments take and the chosen goal's do not, and none the
           other way ("a piano lesson in Ely": a subject and a town are what the search for a tutor takes,
           the booking takes a tutor and a day): the values say which call the words are about, unless the
@@ -262,7 +277,8 @@ class Retriever:
         Either way a call with effects is not taken on words that say another call. Only for a pack made
         from a schema: one goal's description is all retrieval has of it, and a booking's reads much like
         its search's; a pack with example requests is matched by their words."""
-        asks_to_find = bool(_SEARCH_WORDS.search(chosen.source)) and self.pack.goal_has_effects(chosen.goal)
+        asks_to_find = (bool(_SEARCH_WORDS.search(chosen.source)) or asks_what(chosen.source)) and \
+            self.pack.goal_has_effects(chosen.goal)
         values_may_say = not _says_its_verb(chosen.goal, chosen.source)
         if not (asks_to_find or values_may_say):
             return chosen  # neither reason can hold: the words are not ranked again

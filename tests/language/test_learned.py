@@ -344,3 +344,21 @@ def test_the_head_judges_a_value_without_the_words_at_its_edges(tmp_path):
                           ("book a court in Leeds, a June 9th game", "06/09/2025")):
             run = run_pipeline(text, "courts_4", "2025-05-01")
             assert [v.value for v in run.analysis.values if v.argument == "play_date" and v.kept] == [day], run.ir
+
+
+def test_a_question_what_there_is_takes_the_goal_without_effects(tmp_path):
+    # the booking's description shares the question's verb; a question what there is asks for no call
+    schema = [{"service_name": "Parcels_6", "description": "Send parcels and see those sent",
+               "slots": [{"name": "address", "description": "Address the parcel goes to", "is_categorical": False,
+                          "possible_values": []}],
+               "intents": [{"name": "ListParcels", "description": "Show every parcel on record",
+                            "is_transactional": False, "required_slots": [], "optional_slots": {},
+                            "result_slots": ["address"]},
+                           {"name": "SendParcel", "description": "Send a parcel to an address",
+                            "is_transactional": True, "required_slots": ["address"], "optional_slots": {},
+                            "result_slots": ["address"]}]}]
+    with packs_of(tmp_path, schema):
+        run = run_pipeline("Which parcels have I sent this month?", "parcels_6", "2025-05-01")
+        assert [g["goal"] for g in run.analysis.goals] == ["list_parcels"], run.ir
+        run = run_pipeline("Send a parcel to 4 Elm Road.", "parcels_6", "2025-05-01")
+        assert [g["goal"] for g in run.analysis.goals] == ["send_parcel"], run.ir
