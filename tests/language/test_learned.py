@@ -323,7 +323,7 @@ def test_a_value_named_then_described_is_the_describing_arguments(tmp_path):
                            {"name": "StreamFilm", "description": "Stream a film", "is_transactional": True,
                             "required_slots": ["film_title"], "optional_slots": {}, "result_slots": ["film_title"]}]}]
     with packs_of(tmp_path, schema):
-        run = run_pipeline("Could you look for a film directed by Maria Lopez for tonight?", "films_7", "2025-05-01")
+        run = run_pipeline("Is there a film directed by Maria Lopez?", "films_7", "2025-05-01")
         assert _args(run) == {"director": "Maria Lopez"}, run.ir
         run = run_pipeline("Stream the film Night Owls Return.", "films_7", "2025-05-01")
         assert _args(run) == {"film_title": "Night Owls Return"}, run.ir
