@@ -343,7 +343,7 @@ def judged_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
 
     first = next((i for i, w in enumerate(words) if not edge(w, True)), None)
     last = next((i for i in range(len(words) - 1, -1, -1) if not edge(words[i], False)), None)
-    if first is None or last is None or last < first:
+    if last is None:  # only edge words (then "the" alone at most): judge them as read
         return span
     return span[0] + words[first][0], span[0] + words[last][1]
 
