@@ -310,7 +310,8 @@ def _schema_kind(schema) -> tuple[str, list]:
         kind = next((k for k in kind if k != "null"), "string")
     if kind is None:
         kind = "object" if "properties" in schema else "string"
-    return str(kind), [str(v) for v in schema.get("enum") or [] if v is not None]
+    # a value of no words (`""` for "not set", as specs write it) is no value a user can name
+    return str(kind), [str(v) for v in schema.get("enum") or [] if v is not None and str(v).strip()]
 
 
 def _properties(schema) -> tuple[dict, set]:

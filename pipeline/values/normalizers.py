@@ -132,6 +132,7 @@ def choice_spans(tokens: list[str], values: list[str], synonyms: dict[str, list[
     for value, others in (synonyms or {}).items():
         for other in others:
             phrases.setdefault(tuple(_words(other).split()), value)
+    phrases.pop((), None)  # a value of no words ('' or '-' in a spec's enum) is named by no words
     folded = [_words(t) for t in tokens]
     found: list[tuple[int, int, str]] = []
     taken: set[int] = set()

@@ -256,3 +256,16 @@ def test_eval_openapi_tables_every_spec_and_scores_every_request(tmp_path):
     assert by_spec["empty"]["problems"] == ["its spec was not imported"] and not by_spec["empty"]["passed"]
     assert by_spec["garage"]["latency_ms"] > 0
     assert result["summary"]["all"]["requests"] == 2
+
+
+def test_an_enum_value_of_no_words_is_not_offered(tmp_path):
+    """A query enum that lists '' for "no order" keeps only the values a user can name."""
+    doc = {"openapi": "3.0.0", "info": {"title": "Films"}, "paths": {"/films": {"get": {
+        "operationId": "listFilms", "summary": "List films in an order",
+        "parameters": [{"name": "sort_by", "in": "query", "schema": {
+            "type": "string", "enum": ["", "rating.asc", "rating.desc"]}}],
+        "responses": {"200": {"description": "ok"}}}}}}
+    spec = tmp_path / "films.json"
+    spec.write_text(json.dumps(doc))
+    _, pack, _, _ = import_openapi(spec, tmp_path)
+    assert pack["arguments"]["sort_by"]["values"] == ["rating.asc", "rating.desc"]

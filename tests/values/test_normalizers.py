@@ -215,3 +215,14 @@ def test_days_ahead(text, expected):
 
 def test_a_birthday_is_read_without_the_word_born():
     assert dates.resolve_period("born the 3rd of may 1981", date(2025, 3, 12)) == dates.Period(date(1981, 5, 3), date(1981, 5, 3))
+
+
+def test_a_listed_value_of_no_words_is_named_nowhere():
+    """A spec's enum may list '' or '-' ("not set"): it names no words, so no span of the request, even at
+    its end (it used to give a span past the last word, and the reader an IndexError)."""
+    from pipeline.values.normalizers import choice_spans
+
+    tokens = ["sort", "by", "popularity", "desc"]
+    found = choice_spans(tokens, ["", "-", "popularity.desc", "popularity.asc"])
+    assert found == [(2, 3, "popularity.desc")]
+    assert choice_spans([], ["", "-"]) == []
