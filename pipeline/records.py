@@ -53,6 +53,9 @@ class CheckedIR(BaseModel):
         return "".join(f.render() + "\n" for f in self.facts)
 
 
+LOOKUP = "lookup"  # a shortlist entry's `chosen_by` for a search added to find what another goal needs
+
+
 class Binding(BaseModel):
     """How one API argument gets its value."""
 
@@ -98,6 +101,8 @@ class PlanCall(BaseModel):
     var: str
     goal_id: str | None = Field(None, description="the IR goal this call carries out")
     args: dict[str, PlanArg]
+    lookup: bool = Field(False, description="a search the planner added to find what a later call needs, "
+                                            "where it costs less than asking the user")
 
 
 class Plan(BaseModel):

@@ -12,7 +12,7 @@ from datetime import date
 
 from pipeline.packs.pack import Pack, PackError, load_pack
 from pipeline.packs.workflows import expand_workflows
-from pipeline.records import Failure, Run, StageError
+from pipeline.records import LOOKUP, Failure, Run, StageError
 from pipeline.settings import settings
 from pipeline.stages.check import check_ir
 from pipeline.stages.compile import compile_task
@@ -58,7 +58,9 @@ def _materialize(run: Run, pack: Pack) -> None:
 
 
 def _compile(run: Run, pack: Pack) -> None:
-    run.task_pddl = compile_task(run.materialized, pack)
+    lookups = frozenset(pack.spec.goals[c["goal"]].api for c in run.shortlist
+                        if c.get("chosen_by") == LOOKUP and c["goal"] in pack.spec.goals)
+    run.task_pddl = compile_task(run.materialized, pack, lookups)
     run.domain_pddl = pack.domain_pddl.read_text(encoding="utf-8")
 
 

@@ -218,6 +218,53 @@ def eval_openapi_command(specs: Path = typer.Option(..., exists=True, file_okay=
     console.print(figures)
 
 
+@app.command("eval-restbench")
+def eval_restbench_command(spec: Path = typer.Option(..., exists=True, dir_okay=False, help="the OpenAPI spec"),
+                           queries: Path = typer.Option(..., exists=True, dir_okay=False,
+                                                        help="RestBench queries: a JSON list of {query, solution}"),
+                           limit: Optional[int] = typer.Option(None, min=1, help="only the first N queries"),
+                           translator: str = typer.Option("hf", help="hf or openai"),
+                           packs_dir: Optional[Path] = typer.Option(None, help="where the imported pack goes "
+                                                                               "(default: a scratch folder)"),
+                           json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Import a spec and plan RestBench's queries for it: correct path (the gold calls in order, the paper's
+    measure), exact sequence, right first call, no plan, latency."""
+    import tempfile
+
+    from pipeline.evaluation.restbench import evaluate_restbench, load_queries
+
+    try:
+        cases = load_queries(queries)[:limit]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{queries}: not RestBench queries: {str(exc).splitlines()[0]}",
+                                 param_hint="--queries") from None
+    with tempfile.TemporaryDirectory(prefix="nesyplan-restbench-") as scratch, \
+            Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     console=err_console, transient=True) as bar:
+        task = bar.add_task("importing", total=len(cases) + 2)
+
+        def progress(what: str) -> None:
+            bar.update(task, description=what[:60], advance=1)
+        report = evaluate_restbench(spec, cases, packs_dir or Path(scratch), translator, progress)
+    if json_out:
+        print(json.dumps(report, indent=2))
+        return
+    for result in report["queries"]:
+        if not result["correct_path"]:
+            got = " -> ".join(result["planned"]) or f"no plan ({result['failure']}: {result['message'][:80]})"
+            console.print(f"[red]miss[/] {escape(result['query'])}\n  gold    {' -> '.join(result['gold'])}\n"
+                          f"  planned {escape(got)}", soft_wrap=True, highlight=False)
+    summary = report["summary"]
+    table = Table("queries", "correct path", "exact", "first call", "no plan", "p50 ms", "p90 ms",
+                  title=f"eval-restbench: {report['spec']['pack']} ({report['spec']['dataflow_edges']} dataflow edges)")
+    table.add_row(str(summary["queries"]), f"{summary['correct_path']:.1%}", f"{summary['exact']:.1%}",
+                  f"{summary['first_call']:.1%}", f"{summary['no_plan']:.1%}",
+                  str(summary["latency_ms"]["p50"]), str(summary["latency_ms"]["p90"]))
+    console.print(table)
+    if summary["failures"]:
+        console.print("no plan, by kind: " + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
+
+
 @app.command("eval-sgd")
 def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False,
                                                help="an SGD split: schema.json and dialogues_*.json[.gz]"),

@@ -41,6 +41,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pipeline.authoring.rest_semantics import LOOKUPS, identified, resources, semantics, singular
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
@@ -194,6 +195,21 @@ def _takes_output(argument: str, producer: Operation) -> bool:
     return owner in words or f"{owner}s" in words or entity.endswith("_" + owner)
 
 
+def _found_ids(operation: Operation, resource: str, segments: set[str]) -> str:
+    """Where a search's or a list's answer holds the ids of its resource: the items of a list answer, a list
+    inside the answer named after the resource or named as no part of any path (`results`, `data`; not a
+    movie's `genres`), else the answer's own id; '' when it holds none."""
+    if operation.answers_list:
+        output = _output_field(operation)
+        return output if ID_FIELD.search(snake(output)) else ""
+    for listed in operation.listed_ids:
+        key = singular(listed.split("[]", 1)[0].lower())
+        if key == resource or key not in segments:
+            return listed
+    output = _output_field(operation)
+    return output if ID_FIELD.fullmatch(snake(output)) else ""
+
+
 def _description(operation: Operation) -> str:
     summary = operation.summary.strip().rstrip(".")
     detail = re.split(r"(?<=[.!?])\s|\n", operation.description.strip(), maxsplit=1)[0].strip().rstrip(".")
@@ -217,9 +233,12 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         document = document.model_copy(update={"operations": [
             op for op in document.operations if not {op.key, apis_of[op.key], f"{op.method} {op.path}"} & gone]})
     names = argument_names(document, apis_of)
+    nouns = resources(document.operations)
+    segments = {singular(part.lower()) for op in document.operations for part in re.split(r"[/_.-]+", op.path)}
     goals, apis, arguments = {}, {}, {}
     for operation in document.operations:
         api = apis_of[operation.key]
+        action, resource = semantics(operation, nouns)
         binding: dict = {"method": operation.method,
                          "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
                                         operation.path)}
@@ -244,12 +263,16 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         if operation.encoding == "form" and binding.get("body"):
             binding["form"] = True
         binding["output"] = _output_field(operation)
+        found = _found_ids(operation, resource, segments) if action in LOOKUPS else ""
+        if found:
+            binding["output"] = found
         description = _description(operation)
         apis[api] = {"arguments": takes, "produces": f"{api}_result", "description": description,
                      **({"optional": optional} if optional else {}),
                      **({"operation": operation.key} if operation.key != api else {}),
                      **({"effects": True} if operation.method != "GET" else {}),
                      **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
+                     "rest": {"action": action, "resource": resource, **({"finds": found} if found else {})},
                      "http": binding}
         goals[api] = {"api": api, "description": description, "examples": []}
     for operation in document.operations:  # dataflow: who takes whose output
@@ -257,7 +280,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         for argument, spec in arguments.items():
             if argument in producer["arguments"] and argument not in producer.get("optional", {}):
                 continue  # it needs that value itself: it gives back the one it was given
-            if _takes_output(argument, operation):
+            finds = producer["rest"].get("finds") and identified(argument) == producer["rest"]["resource"]
+            if _takes_output(argument, operation) or finds:
                 spec.setdefault("accepts_output", []).append(f"{apis_of[operation.key]}_result")
     description = " ".join(part for part in (document.title.strip().rstrip(".") + ".",
                                              re.split(r"\n\n", document.description.strip())[0]) if part.strip(". "))

@@ -40,12 +40,16 @@ def _asp_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def value_candidates(pack: Pack, text: str, today: date, record: list[Reading] | None = None) -> dict[str, list[str]]:
+def value_candidates(pack: Pack, text: str, today: date, record: list[Reading] | None = None,
+                     arguments: set[str] | None = None) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
     normaliser reads, and what it reads it as, less the spans the learned slot head says are no value of
     that argument (`language.values`). Free text (an invoice's detail) may be any short span. `record`
     receives every reading, kept or dropped and why."""
-    readings = link_values(pack, text, value_readings(pack, text, today))
+    readings = value_readings(pack, text, today)
+    if arguments is not None:  # only these compete for the words (the module's `ir_grammar` says when)
+        readings = {name: found for name, found in readings.items() if name in arguments}
+    readings = link_values(pack, text, readings)
     if record is not None:
         record += [r for found in readings.values() for r in found.items]
     return candidate_strings(readings)
@@ -160,13 +164,17 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
     domain). `record` receives every value reading of the words read, kept or dropped and why."""
     goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
-    whole = value_candidates(pack, query, today, record)
-    by_position = {i: value_candidates(pack, src, today, record) if src != query else whole
+    # A REST API's operations each read the request alone: an argument of an operation nobody asked for
+    # does not take words from the goals in play (TMDB's discover filters would take every film's title).
+    in_play = {a for g in goals for a in pack.spec.apis[pack.spec.goals[g].api].arguments} \
+        if fixed and pack.is_rest_api() else None
+    whole = value_candidates(pack, query, today, record, in_play)
+    by_position = {i: value_candidates(pack, src, today, record, in_play) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     judged = learned_parts(pack)["value"]
     for i, context in enumerate(contexts or [], 1):
         if fixed and context and i in by_position:
-            pointed_at = value_candidates(pack, context, today, record)
+            pointed_at = value_candidates(pack, context, today, record, in_play)
             if judged:  # read alone, a story loses the words around it: the head's reading of the whole decides
                 pointed_at = {name: [v for v in values if v in whole.get(name, [])]
                               for name, values in pointed_at.items()}

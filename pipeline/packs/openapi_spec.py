@@ -72,6 +72,7 @@ class Operation(BaseModel):
     outputs: list[str] = []       # the answer's plain fields, identifiers first
     entity: str = ""              # the named schema of the answer (of its items, for a list)
     answers_list: bool = False
+    listed_ids: list[str] = []    # identifiers of the items of a list inside the answer: `results[].id`
     left_out: list[str] = []      # fields it could not carry, with why
 
 
@@ -409,11 +410,28 @@ def _read_answer(operation: Operation, responses: dict, swagger2: bool) -> None:
             properties, _ = _properties(schema)
             plain = [name for name, child in properties.items()
                      if isinstance(child, dict) and _schema_kind(child)[0] in SCALAR_TYPES]
+            operation.listed_ids = _listed_ids(properties)
         except jsonref.JsonRefError as exc:
             operation.left_out.append(f"answer {code}: {_ref_problem(exc)}")
             return
         operation.outputs = sorted(plain, key=lambda n: not ID_FIELD.search(_snake(n)))
         return
+
+
+def _listed_ids(properties: dict) -> list[str]:
+    """`key[].id` for each list of objects in the answer whose items carry an identifier (a search's
+    `results`, a page's `items`): the ids a search or a list finds."""
+    found = []
+    for name, child in properties.items():
+        if not isinstance(child, dict) or _schema_kind(child)[0] != "array":
+            continue
+        items, _ = _properties(child.get("items") or {})
+        ids = [k for k, v in items.items() if isinstance(v, dict) and _schema_kind(v)[0] in SCALAR_TYPES
+               and ID_FIELD.search(_snake(k))]
+        key = min(ids, key=lambda k: (not ID_FIELD.fullmatch(_snake(k)), ids.index(k)), default=None)  # `id` first
+        if key:
+            found.append(f"{name}[].{key}")
+    return found
 
 
 def _snake(name: str) -> str:

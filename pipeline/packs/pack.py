@@ -80,7 +80,8 @@ class HttpBinding(StrictModel):
         {}, description="argument -> the JSON type its value is sent as in a JSON body (else a string; an "
                         "array from a comma-separated value); a date is sent as YYYY-MM-DD, in a query too")
     output: str = Field("", description="the field of the JSON answer that is the call's output (of its first "
-                                        "item when the answer is a list); empty: the answer has none to give")
+                                        "item when the answer is a list; `results[].id`: the id of the first "
+                                        "item of its `results`); empty: the answer has none to give")
 
 
 class HttpAuth(StrictModel):
@@ -89,6 +90,15 @@ class HttpAuth(StrictModel):
     scheme: Literal["bearer", "basic", "header", "query"]
     name: str = Field("", description="the header or query parameter an API key goes in")
     env: str = Field(description="the environment variable holding the token, the key, or user:password")
+
+
+class RestSemantics(StrictModel):
+    """What an imported REST operation does, and to what (`authoring.rest_semantics`)."""
+    action: Literal["create", "read", "list", "search", "update", "delete", "action"]
+    resource: str = ""
+    finds: str = Field("", description="a search or a list: where its answer holds the ids of its resource "
+                                       "(`results[].id`); the planner may call it to find an id the request "
+                                       "names instead of asking for it")
 
 
 class Api(StrictModel):
@@ -106,6 +116,7 @@ class Api(StrictModel):
     effects: bool = Field(False, description="it changes the world (books, pays, sends, creates, updates): in a "
                                              "conversation the agent reads its values back and runs it only on a yes")
     http: HttpBinding | None = None
+    rest: RestSemantics | None = None
 
 
 class ArgumentType(StrictModel):
@@ -210,6 +221,10 @@ class Pack(BaseModel):
     def goal_has_effects(self, goal: str) -> bool:
         """Whether the goal's API changes something (a booking, a payment), not only reads."""
         return self.spec.apis[self.spec.goals[goal].api].effects
+
+    def is_rest_api(self) -> bool:
+        """Whether its APIs are a REST API's operations (imported with their REST semantics)."""
+        return any(api.rest is not None for api in self.spec.apis.values())
 
     def goal_of_api(self, api: str) -> str:
         for name, goal in self.spec.goals.items():

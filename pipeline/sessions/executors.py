@@ -217,20 +217,23 @@ def _json_body(binding, args: dict[str, str]):
 
 
 def _output(api: str, binding, answer: httpx.Response) -> str:
-    """The call's output: the binding's field of the answer (of its first item when it is a list)."""
+    """The call's output: the binding's field of the answer (of its first item when it is a list; a path
+    `results[].id` walks into the first item of a list inside it)."""
     if not binding.output:
         return f"done (HTTP {answer.status_code})"
     try:
-        body = answer.json()
+        node = answer.json()
     except ValueError:
         raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}") from None
-    if isinstance(body, list):
-        if not body:
-            raise ExecutionError(f"{api} found nothing")
-        body = body[0]
-    if not isinstance(body, dict) or binding.output not in body:
-        raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}")
-    return str(body[binding.output])
+    for part in binding.output.split("[]."):
+        if isinstance(node, list):
+            if not node:
+                raise ExecutionError(f"{api} found nothing")
+            node = node[0]
+        if not isinstance(node, dict) or part not in node:
+            raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}")
+        node = node[part]
+    return str(node)
 
 
 def _message(answer: httpx.Response) -> str:

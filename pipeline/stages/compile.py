@@ -41,9 +41,13 @@ def _atom(fact: tuple[str, ...]) -> str:
     return f"({' '.join(fact)})"
 
 
-def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
+def compile_task(materialized: Materialized, pack: Pack, lookups: frozenset[str] = frozenset()) -> TaskPDDL:
+    """`lookups`: APIs of goals the request did not ask for, added to find an identifier another goal needs
+    (a search): their calls are optional, and an argument that takes their output may still be asked for;
+    the planner weighs the two by their costs."""
     if pack.flow_domain is not None:
         return compile_flow_task(materialized, pack)
+    optional = {g.goal_id for g in materialized.goals if g.api in lookups}
     outputs = {g.goal_id: plan_variable(i) for i, g in enumerate(materialized.goals)}
     calls, variables, init, values, slots = {}, [], [], [], {}
     for goal in materialized.goals:
@@ -55,6 +59,8 @@ def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
         for position, (argument, binding) in enumerate(goal.args.items(), 1):
             if binding.kind == "ref":
                 var = outputs[binding.ref]
+                if binding.ref in optional and ("askable", var) not in init:
+                    init.append(("askable", var))  # found by the lookup, or asked for: whichever costs less
             else:
                 var = f"{out}_{argument}"
                 variables.append(var)
@@ -67,7 +73,7 @@ def compile_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
                     init.append(("askable", var))
             slots[f"{goal.goal_id}.{argument}"] = var
             init += [(f"arg{position}", call, var), ("has_type", var, argument)]
-    goal_facts = [("done", call) for call in calls]
+    goal_facts = [("done", call) for call, goal_id in calls.items() if goal_id not in optional]
     text = _template().render(domain=pack.name, calls=list(calls), vars=variables, init=map(_atom, init),
                               goal=map(_atom, goal_facts), values=values)
     return TaskPDDL(text=text, calls=calls, slots=slots, objects={"call": list(calls), "var": variables},

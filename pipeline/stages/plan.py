@@ -35,6 +35,10 @@ from pipeline.records import Materialized, Plan, PlanArg, PlanCall, StageError, 
 from pipeline.settings import settings
 
 GET_INFO = "get_info_api"
+# What a step costs, where a task leaves the planner a choice (a lookup it may call, or the user to ask):
+# a question costs the user's time, a call with effects is weighed before a read, a read is cheap.
+COSTS = {"ask": 10, "effects": 3, "read": 1}
+OPTIMAL_ALIAS = "seq-opt-lmcut"  # the cheapest plan, not the first found
 
 up.get_environment().credits_stream = None
 # Fast Downward writes its intermediate `output.sas` into the current directory, so two planners started
@@ -137,6 +141,26 @@ def _task_problem(task: TaskPDDL, domain: ParsedDomain):
     return problem
 
 
+def has_choices(task: TaskPDDL) -> bool:
+    """Whether some call of the task is optional (a lookup): then plans differ in cost."""
+    return any(("done", call) not in task.goal for call in task.calls) if task.goal else False
+
+
+def with_costs(problem, pack: Pack):
+    """The problem with each action's cost (COSTS), to minimise."""
+    from unified_planning.model.metrics import MinimizeActionCosts
+
+    def cost(action) -> int:
+        if action.name == GET_INFO:
+            return COSTS["ask"]
+        api = pack.spec.apis.get(action.name)
+        return COSTS["effects"] if api is not None and api.effects else COSTS["read"]
+
+    problem.clear_quality_metrics()
+    problem.add_quality_metric(MinimizeActionCosts({a: up.Int(cost(a)) for a in problem.actions}))
+    return problem
+
+
 def _structure(task: TaskPDDL) -> str:
     """The task without its comments: what the plan depends on (values are comments only)."""
     return "\n".join(line for line in task.text.splitlines() if not line.lstrip().startswith(";"))
@@ -194,10 +218,15 @@ def _solved_actions(result, timeout_s: float) -> Actions:
 
 def _planned_actions(task: TaskPDDL, pack: Pack, timeout_s: float, alias: str, fast: bool) -> tuple[Actions, bool]:
     """The planner's actions for the task, and whether they came from the cache."""
+    choices = has_choices(task)
+    alias = OPTIMAL_ALIAS if choices else alias
+
+    def costed(problem):
+        return with_costs(problem, pack) if choices else problem
     try:
         if not fast:
-            return _solved_actions(_run_planner(_parse_both(str(pack.domain_pddl), task.text), timeout_s, alias),
-                                   timeout_s), False
+            return _solved_actions(_run_planner(costed(_parse_both(str(pack.domain_pddl), task.text)), timeout_s,
+                                                alias), timeout_s), False
         domain = parsed_domain(pack)
         key = hashlib.sha256(f"{domain.digest}\n{alias}\n{_structure(task)}".encode()).hexdigest()
         cached = plan_cache().get(key)
@@ -205,7 +234,7 @@ def _planned_actions(task: TaskPDDL, pack: Pack, timeout_s: float, alias: str, f
             return cached, True
         # A task given only as text (no facts: written by hand, not compiled) is read from its text.
         problem = _task_problem(task, domain) if task.goal else _parse_both(str(pack.domain_pddl), task.text)
-        result = _run_planner(problem, timeout_s, alias)
+        result = _run_planner(costed(problem), timeout_s, alias)
     except StageError:
         raise
     except Exception as exc:  # a PDDL the reader or planner rejects: the pack or compiler is at fault
@@ -217,8 +246,9 @@ def _planned_actions(task: TaskPDDL, pack: Pack, timeout_s: float, alias: str, f
 
 def plan(task: TaskPDDL, materialized: Materialized, pack: Pack, timeout_s: float = 20.0,
          alias: str = "lama-first", fast: bool = True) -> Plan:
-    """Solve with Fast Downward. `lama-first` is LAMA's first solution: every plan of these tasks costs
-    the same (each call and each question is forced), so the first is optimal."""
+    """Solve with Fast Downward. `lama-first` is LAMA's first solution: where every call and question is
+    forced, every plan costs the same and the first is optimal. A task with a lookup to weigh against a
+    question is solved for the cheapest plan (COSTS, OPTIMAL_ALIAS)."""
     actions, cached = _planned_actions(task, pack, timeout_s, alias, fast)
     actions = [(name, list(params)) for name, params in actions]
     if pack.flow_domain is not None:
@@ -285,6 +315,8 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
                 lines.append(f"{var} = {json.dumps(binding.value, ensure_ascii=False)};{note}")
     calls: list[PlanCall] = []
     call_index: dict[str, int] = {}  # output var -> index in `calls`
+    asked = {params[0] for name, params in actions if name == GET_INFO}
+    lookups = {goal_id for call, goal_id in task.calls.items() if task.goal and ("done", call) not in task.goal}
     for name, params in actions:
         if name == GET_INFO:
             var, arg_type = params
@@ -300,12 +332,12 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
             shown.append(var)
             if binding.kind in ("value", "default"):
                 args[argument] = PlanArg(value=binding.value, default=binding.kind == "default")
-            elif binding.kind == "ref":
+            elif binding.kind == "ref" and var not in asked:  # a lookup's output, unless asked for instead
                 args[argument] = PlanArg(ref=call_index[var])
             else:
                 args[argument] = PlanArg(get_info=argument)
         call_index[out] = len(calls)
-        calls.append(PlanCall(api=name, var=out, goal_id=goal.goal_id, args=args))
+        calls.append(PlanCall(api=name, var=out, goal_id=goal.goal_id, args=args, lookup=goal.goal_id in lookups))
         lines.append(f"{out} = {name}({', '.join(shown)});")
     text = "\n".join(f"Step {i}. {line}" for i, line in enumerate(lines, 1))
     planner_actions = [f"{n}({', '.join(p)})" for n, p in actions]

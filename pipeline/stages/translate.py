@@ -14,7 +14,8 @@ from pipeline.llm.grammar import NONE_LINE, ir_grammar
 from pipeline.llm.prompt import render_system_prompt, render_user_message
 from pipeline.packs.pack import Pack
 from pipeline.language.linking import learned_parts
-from pipeline.records import Analysis, StageError, ValueAnalysis
+from pipeline.packs.lookups import lookup_goals
+from pipeline.records import LOOKUP, Analysis, StageError, ValueAnalysis
 from pipeline.settings import settings
 from pipeline.stages.check import check_ir
 
@@ -67,9 +68,16 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         shortlist = [{"goal": c.goal, "score": round(c.score, 4), "source": c.source, "context": c.context,
                       "method": retriever.method, "chosen_by": c.chosen_by} for c in chosen]
         goals = [c.goal for c in chosen]
-        analysis.goals = shortlist
         fixed = goal_choice == "retrieve"
         sources, contexts = ([c.source for c in chosen], [c.context for c in chosen]) if fixed else (None, None)
+        if fixed:  # a search that may find what a goal needs, read from that goal's words; the planner
+            by_goal = {entry["goal"]: entry for entry in shortlist}  # calls it or asks, whichever costs less
+            for search, consumer in lookup_goals(pack, goals).items():
+                shortlist.append({**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP})
+                goals.append(search)
+                sources.append(by_goal[consumer]["source"])
+                contexts.append(by_goal[consumer]["context"])
+        analysis.goals = shortlist
         system = render_system_prompt(pack, shortlist=goals)
         if not goals:
             ir = NONE_LINE + "\n"

@@ -1,0 +1,129 @@
+"""What an imported operation does, and to what: its REST action and its resource.
+
+A spec's resources are its nouns in paths: a segment followed by a parameter (`/movie/{movie_id}` ->
+movie), or the segment a search names (`/search/person` -> person), across the whole spec. An operation's
+resource is the last such noun of its path (`/movie/top_rated` -> movie); its action comes from its method,
+then from where its path ends and the word its operationId or summary begins with (lexicon
+`operation_words`):
+
+- DELETE deletes, PUT and PATCH update;
+- GET searches when a search word names it, reads one thing when its path ends at a parameter or at a part
+  of one thing (`/movie/{movie_id}/credits`), else lists;
+- POST searches, deletes (`.../cancel`) or updates when its word says so, creates when its path ends at a
+  resource, else is another action (`/domains/{domain_id}/verify`).
+
+An identifier argument identifies the resource its name says (`person_id` -> person).
+
+>>> from pipeline.packs.openapi_spec import Operation
+>>> ops = [Operation(key="a", method="GET", path="/search/movie"), Operation(key="b", method="GET", path="/movie/{movie_id}"),
+...        Operation(key="c", method="GET", path="/movie/top_rated"), Operation(key="d", method="POST", path="/owners"),
+...        Operation(key="e", method="GET", path="/owners/{ownerId}"), Operation(key="f", method="GET", path="/movie/{movie_id}/credits")]
+>>> nouns = resources(ops)
+>>> [semantics(op, nouns) for op in ops]
+[('search', 'movie'), ('read', 'movie'), ('list', 'movie'), ('create', 'owner'), ('read', 'owner'), ('read', 'movie')]
+>>> identified("person_id"), identified("ServiceSid"), identified("query")
+('person', 'service', '')
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.language.words import word_list
+from pipeline.packs.openapi_spec import ID_FIELD, Operation
+
+ACTIONS = ("create", "read", "list", "search", "update", "delete", "action")
+LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
+
+
+def singular(word: str) -> str:
+    """`companies` -> company, `boards` -> board, `addresses` -> address; `status` stays."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _segments(path: str) -> list[tuple[str, bool]]:
+    """(segment, is a parameter) of a path, without version segments (`v2`, `2010-04-01`) and file suffixes."""
+    parts = []
+    for segment in path.strip("/").split("/"):
+        if not segment or re.fullmatch(r"v\d+(\.\d+)?|\d{4}-\d{2}-\d{2}", segment):
+            continue
+        param = segment.startswith("{") and segment.endswith("}")
+        parts.append((segment.strip("{}") if param else singular(_word(segment.split(".")[0])), param))
+    return parts
+
+
+def _word(text: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text).replace("-", "_").lower()
+
+
+def _first_word(operation: Operation) -> str:
+    name = _word(operation.operation_id) if operation.operation_id else operation.summary.lower()
+    words = re.findall(r"[a-z]+", name)
+    if words and words[0] == operation.method.lower() and len(words) > 1 and operation.operation_id:
+        words = words[1:]  # `GET_movie-...`, `post_emails`: the method says nothing more
+    return words[0] if words else ""
+
+
+def resources(operations: list[Operation]) -> set[str]:
+    """The spec's nouns (the module docstring's rule)."""
+    found = set()
+    search = word_list("operation_words", "search")
+    for operation in operations:
+        parts = _segments(operation.path)
+        for (segment, param), (_, next_param) in zip(parts, parts[1:]):
+            if not param and next_param:
+                found.add(segment)
+        for (segment, param), (after, after_param) in zip(parts, parts[1:]):
+            if segment in search and not after_param:
+                found.add(after)
+    return found
+
+
+def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
+    """(action, resource) of an operation (the module docstring's rules)."""
+    parts = _segments(operation.path)
+    literal = [s for s, param in parts if not param]
+    words = word_list("operation_words", "search")
+    named = [s for s in literal if s in nouns]
+    resource = named[-1] if named else (literal[-1] if literal else "")
+    first = _first_word(operation)
+    searched = first in words or any(s in words for s in literal)
+    if searched and literal and literal[-1] in words and len(literal) > 1:  # `/boards/search`
+        resource = named[-1] if named else literal[-2]
+    ends_at_param = bool(parts) and parts[-1][1]
+    last = parts[-1][0] if parts else ""
+    method = operation.method
+    if method == "DELETE":
+        return "delete", resource
+    if method in ("PUT", "PATCH"):
+        return "update", resource
+    if method == "GET":
+        if searched:
+            return "search", resource
+        if ends_at_param or (len(parts) > 1 and parts[-2][1] and last not in nouns):
+            return "read", resource
+        return "list", resource
+    if searched:
+        return "search", resource
+    if first in word_list("operation_words", "delete") or last in word_list("operation_words", "delete"):
+        return "delete", resource
+    if first in word_list("operation_words", "update") or ends_at_param:
+        return "update", resource
+    if not ends_at_param and last in nouns or first in word_list("operation_words", "create"):
+        return "create", resource
+    return "action", resource
+
+
+def identified(argument: str) -> str:
+    """The resource an identifier argument's name says it identifies; '' for an argument that is none."""
+    name = _word(argument)
+    if not ID_FIELD.search(name):
+        return ""
+    core = re.sub(r"_?(?:id|sid|uuid|key)$", "", name).strip("_")
+    return singular(core.rsplit("_", 1)[-1]) if core else ""
