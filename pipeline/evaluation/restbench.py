@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, field_validator
 
 from pipeline.evaluation.calls import percentile
 
@@ -28,6 +28,11 @@ from pipeline.evaluation.calls import percentile
 class Query(BaseModel):
     query: str
     solution: list[str]
+
+    @field_validator("solution")
+    @classmethod
+    def _as_written_in_paths(cls, steps: list[str]) -> list[str]:
+        return [" ".join(step.split()) for step in steps]  # the published set has stray spaces in a few
 
 
 class QueryResult(BaseModel):

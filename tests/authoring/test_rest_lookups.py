@@ -1,0 +1,120 @@
+"""REST semantics on import, and lookups: an id a request names is found by a search where that costs less
+than asking the user (real clingo and Fast Downward; the translator's part is given as IR)."""
+
+import json
+
+import httpx
+import pytest
+
+from pipeline.authoring.openapi_packs import dataflow_edges, import_openapi
+from pipeline.packs.lookups import lookup_goals
+from pipeline.packs.pack import load_pack, using_packs_root
+from pipeline.records import Run
+from pipeline.run import run_stage
+from pipeline.sessions.executors import _output
+
+RESULT_LIST = {"type": "object", "properties": {"page": {"type": "integer"}, "results": {"type": "array", "items": {
+    "type": "object", "properties": {"id": {"type": "integer"}, "title": {"type": "string"}}}}}}
+SONG = {"type": "object", "properties": {"id": {"type": "integer"}, "title": {"type": "string"}}}
+
+
+def _answer(schema):
+    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+
+SONGS = {
+    "openapi": "3.0.3", "info": {"title": "Songs"},
+    "paths": {
+        "/search/song": {"get": {"operationId": "searchSongs", "summary": "Search songs by their title",
+                                 "parameters": [{"name": "query", "in": "query", "required": True,
+                                                 "schema": {"type": "string"}}],
+                                 "responses": _answer(RESULT_LIST)}},
+        "/songs": {"post": {"operationId": "addSong", "summary": "Add a song",
+                            "requestBody": {"content": {"application/json": {"schema": {
+                                "type": "object", "required": ["title"],
+                                "properties": {"title": {"type": "string"}}}}}},
+                            "responses": _answer(SONG)}},
+        "/songs/{song_id}": {
+            "get": {"operationId": "getSong", "summary": "Show one song",
+                    "parameters": [{"name": "song_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "responses": _answer(SONG)},
+            "put": {"operationId": "changeSong", "summary": "Change a song's title",
+                    "parameters": [{"name": "song_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "requestBody": {"content": {"application/json": {"schema": {
+                        "type": "object", "properties": {"title": {"type": "string"}}}}}},
+                    "responses": _answer(SONG)},
+            "delete": {"operationId": "removeSong", "summary": "Remove a song",
+                       "parameters": [{"name": "song_id", "in": "path", "required": True,
+                                       "schema": {"type": "integer"}}],
+                       "responses": {"204": {"description": "gone"}}}},
+        "/songs/{song_id}/lyrics": {"get": {
+            "operationId": "getLyrics", "summary": "The lyrics of a song",
+            "parameters": [{"name": "song_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer({"type": "object", "properties": {"id": {"type": "integer"},
+                                                                  "text": {"type": "string"}}})}},
+    },
+}
+
+
+@pytest.fixture
+def songs(tmp_path):
+    path = tmp_path / "songs.json"
+    path.write_text(json.dumps(SONGS), encoding="utf-8")
+    root = tmp_path / "packs"
+    _, spec, _, _ = import_openapi(path, root)
+    with using_packs_root(root):
+        yield load_pack("songs"), spec
+
+
+def test_each_operation_has_its_action_and_resource(songs):
+    pack, _ = songs
+    rest = {name: (api.rest.action, api.rest.resource) for name, api in pack.spec.apis.items()}
+    assert rest == {"search_songs": ("search", "song"), "add_song": ("create", "song"), "get_song": ("read", "song"),
+                    "change_song": ("update", "song"), "remove_song": ("delete", "song"),
+                    "get_lyrics": ("read", "song")}
+
+
+def test_a_search_finds_the_ids_inside_its_answer_and_feeds_every_call_that_takes_one(songs):
+    pack, spec = songs
+    search = pack.spec.apis["search_songs"]
+    assert search.rest.finds == "results[].id" and search.http.output == "results[].id"
+    fed = {consumer for producer, consumer, argument in dataflow_edges(spec) if producer == "search_songs"}
+    assert fed == {"get_song", "change_song", "remove_song", "get_lyrics"}
+    # the search is offered as a lookup for a goal that needs a song's id, and not for one that gets it
+    assert lookup_goals(pack, ["get_lyrics"]) == {"search_songs": "get_lyrics"}
+    assert lookup_goals(pack, ["add_song"]) == {}
+
+
+def _planned(pack, ir: str, lookups: list[str]):
+    run = Run(query="", domain=pack.name, today="2026-05-04", ir=ir,
+              shortlist=[{"goal": g, "chosen_by": "lookup"} for g in lookups])
+    for stage in ("check", "materialize", "compile", "plan"):
+        run_stage(run, stage, pack)
+    assert run.status == "succeeded", run.failure
+    return run.plan
+
+
+def test_the_planner_looks_up_what_the_request_names_and_asks_for_what_it_does_not(songs):
+    pack, _ = songs
+    named = _planned(pack, '_goal(g1, get_lyrics).\n_goal(g2, search_songs).\n_query(g2, "Blue Moon").\n',
+                     ["search_songs"])
+    assert [c.api for c in named.calls] == ["search_songs", "get_lyrics"]
+    assert named.calls[0].lookup and named.calls[0].args["query"].value == "Blue Moon"
+    assert named.calls[1].args["song_id"].ref == 0 and not named.calls[1].args["song_id"].get_info
+    # nothing names the song: a search would need its words asked for too, so the id itself is asked
+    unnamed = _planned(pack, "_goal(g1, get_lyrics).\n_goal(g2, search_songs).\n", ["search_songs"])
+    assert [c.api for c in unnamed.calls] == ["get_lyrics"]
+    assert unnamed.calls[0].args["song_id"].get_info == "song_id"
+    # a goal the request asked for is never optional, whatever it costs
+    asked = _planned(pack, '_goal(g1, get_lyrics).\n_goal(g2, search_songs).\n', [])
+    assert [c.api for c in asked.calls] == ["search_songs", "get_lyrics"]
+
+
+def test_a_found_id_is_read_from_the_first_item_of_the_list_it_is_in(songs):
+    pack, _ = songs
+    binding = pack.spec.apis["search_songs"].http
+    answer = httpx.Response(200, json={"page": 1, "results": [{"id": 42, "title": "Blue Moon"}, {"id": 7}]})
+    assert _output("search_songs", binding, answer) == "42"
+    from pipeline.sessions.executors import ExecutionError
+    with pytest.raises(ExecutionError, match="found nothing"):
+        _output("search_songs", binding, httpx.Response(200, json={"page": 1, "results": []}))
