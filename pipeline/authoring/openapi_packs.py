@@ -100,6 +100,8 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
         return "choice", {"values": list(dict.fromkeys(field.enum))}
     if field.kind == "boolean":
         return "choice", {"values": ["true", "false"], "synonyms": {"true": ["yes"], "false": ["no"]}}
+    if ID_FIELD.search(name) and field.kind in ("string", "integer") and field.format != "email":
+        return "identifier", {}  # kept as written: a uuid whole, "#1183" as 1183; a name is no id
     if field.kind == "integer":
         return "integer", {}
     if field.kind == "number":
@@ -108,8 +110,6 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
         return "title_text", {}
     if field.format == "email":
         return "email", {}
-    if ID_FIELD.search(name):  # an identifier is kept as written, whatever its name says (`email_id`)
-        return "title_text", {}
     slot = SgdSlot(name=name, description=field.description)
     if field.format == "date":
         return ("date" if infer_normalizer(slot) == "date" else "future_date"), {}

@@ -28,7 +28,7 @@ from pipeline.language.phrases import addresses, after_a_name_word, begins_a_nam
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words
 from pipeline.values import dates
-from pipeline.values.normalizers import NORMALIZERS, choice_spans, full_name
+from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
@@ -269,6 +269,21 @@ def _digits_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
+def _identifier_spans(scene: Scene, name: str, spec) -> Readings:
+    """An identifier: each word with a digit in it as written (a uuid whole, '#1183' as 1183), not a day,
+    a time, an amount, an email address or a phone number."""
+    found = Readings(name, scene.text)
+    taken = scene.readable_periods + scene.times
+    for match in IDENTIFIER.finditer(scene.text):
+        value = match.group(1)
+        money = scene.text[max(match.start() - 1, 0):match.start()] in ("$", "€", "£")
+        if not re.search(r"\d", value) or money or overlaps(match.span(), taken) or \
+                NORMALIZERS["email"](value) or NORMALIZERS["phone"](value):
+            continue
+        found.add(match.span(), value)
+    return found
+
+
 def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span], dict]:
     values = {sp: normalize(scene.words(sp)) for sp in pool}
     return smallest([sp for sp in pool if values[sp] is not None], values), values
@@ -402,6 +417,7 @@ READERS: dict[str, Reader] = {
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),
     "digits": Reader(_digits_spans, _whole_normalised, "digits"),
+    "identifier": Reader(_identifier_spans, _whole_normalised, "identifier"),
     "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True),
     "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True),
     "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),

@@ -254,6 +254,22 @@ def digits(text: str, **_) -> str | None:
     return found if len(found) >= 4 else None
 
 
+# One word with a digit in it, letters, digits and the marks ids are joined with; a number sign before it
+# says "number", it is no part of the id.
+IDENTIFIER = re.compile(r"(?<![\w#.:/-])#?([A-Za-z0-9](?:[\w.:-]*[A-Za-z0-9])?)(?![\w-]|[.:/-]\w)")
+
+
+def identifier(text: str, **_) -> str | None:
+    """An identifier as an API takes it, written as one word with a digit: a uuid whole, 'INV2-7F3K',
+    '#1183' -> '1183'. Words around it are allowed ('order #1183'); a name ('Rex') or two ids are not.
+
+    >>> identifier("cancel 4ef9a417-02e9-4d39-ad75-9611e0fcc33c"), identifier("order #1183"), identifier("Rex")
+    ('4ef9a417-02e9-4d39-ad75-9611e0fcc33c', '1183', None)
+    """
+    found = [m.group(1) for m in IDENTIFIER.finditer(text) if re.search(r"\d", m.group(1))]
+    return found[0] if len(found) == 1 else None
+
+
 NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "amount": amount,
     "lowercase_text": lowercase_text,
@@ -265,6 +281,7 @@ NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "time": time_of_day,
     "title_text": title_text,
     "digits": digits,
+    "identifier": identifier,
     # dates are read by the date helpers, which need both ends of a span and `today`
     "date": lambda text, **_: None,
     "future_date": lambda text, **_: None,  # a day ahead (a booking): "this Saturday" is the coming one

@@ -118,3 +118,16 @@ def test_a_found_id_is_read_from_the_first_item_of_the_list_it_is_in(songs):
     from pipeline.sessions.executors import ExecutionError
     with pytest.raises(ExecutionError, match="found nothing"):
         _output("search_songs", binding, httpx.Response(200, json={"page": 1, "results": []}))
+
+
+def test_an_id_is_read_as_written_and_a_name_is_never_one(songs):
+    from datetime import date
+
+    from pipeline.language.readers import value_readings
+
+    pack, _ = songs
+    assert pack.spec.arguments["song_id"].normalizer == "identifier"
+    read = value_readings(pack, "show the lyrics of song #1183, Blue Moon", date(2026, 5, 4))["song_id"]
+    assert [r.value for r in read.items] == ["1183"]
+    read = value_readings(pack, "remove 4ef9a417-02e9-4d39-ad75-9611e0fcc33c", date(2026, 5, 4))["song_id"]
+    assert [r.value for r in read.items] == ["4ef9a417-02e9-4d39-ad75-9611e0fcc33c"]

@@ -226,3 +226,13 @@ def test_a_listed_value_of_no_words_is_named_nowhere():
     found = choice_spans(tokens, ["", "-", "popularity.desc", "popularity.asc"])
     assert found == [(2, 3, "popularity.desc")]
     assert choice_spans([], ["", "-"]) == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("cancel 4ef9a417-02e9-4d39-ad75-9611e0fcc33c please", "4ef9a417-02e9-4d39-ad75-9611e0fcc33c"),  # whole
+    ("order #1183", "1183"), ("invoice INV2-7F3K", "INV2-7F3K"), ("pet 14.", "14"),
+    ("the pet Rex", None), ("pets 12 and 14", None), ("", None)])
+def test_an_identifier_is_one_word_with_a_digit_as_written(text, expected):
+    from pipeline.values.normalizers import identifier
+
+    assert identifier(text) == expected
