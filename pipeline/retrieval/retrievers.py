@@ -83,6 +83,23 @@ class ScoredGoal:
 _LIGHT_VERBS = word_list("light_verbs")
 
 
+VERB_RANKS = 5  # how far down a clause's ranking a change its verb asks for is looked for
+_CHANGES = ("create", "update", "delete")
+
+
+def verb_action(words: str) -> str | None:
+    """The change a request's words ask for by their verb (`lexicon/operation_words.yaml`, a word or its
+    inflection: "added", "removing"), when they name exactly one kind of change; else None.
+
+    >>> verb_action("please add a new customer"), verb_action("delete order 12"), verb_action("show me order 12")
+    ('create', 'delete', None)
+    """
+    tokens = {t.lower() for t in re.findall(r"[A-Za-z]+", words)}
+    named = {action for action in _CHANGES for word in word_list("operation_words", action)
+             if tokens & {word, word + "s", word + "d", word + "ed", word + "ing", word.rstrip("e") + "ing"}}
+    return named.pop() if len(named) == 1 else None
+
+
 def _says_its_verb(goal: str, words: str) -> bool:
     """Whether the words say the verb a goal's name begins with ("book" of book_lesson, "booking" too); after
     a light verb, the noun that says the deed ("payment" of make_payment: "make a transfer" says another).
@@ -257,9 +274,27 @@ class Retriever:
             goals = _one_per_goal([self._the_head_breaks_a_tie(self._the_search_said(g, taken, rank), rank)
                                    for g in goals])
             goals = self._without_a_booking_its_search_serves(goals)
+            if self.pack.is_rest_api():
+                goals = _one_per_goal([self._the_verb_says(g, rank) for g in goals])
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
+
+    def _the_verb_says(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A REST operation that changes nothing is not taken for words whose verb asks for a change ("add a
+        customer", "delete order 12"): of the goals its words rank best (VERB_RANKS), the first with the
+        action the verb names (`lexicon/operation_words.yaml`) and the same resource is taken instead."""
+        rest = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api].rest
+        if rest is None or rest.action not in ("read", "list", "search"):
+            return chosen
+        asked = verb_action(chosen.source)
+        if asked is None:
+            return chosen
+        for other in rank(chosen.source)[:VERB_RANKS]:
+            theirs = self.pack.spec.apis[self.pack.spec.goals[other.goal].api].rest
+            if theirs is not None and theirs.action == asked and theirs.resource == rest.resource:
+                return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
+        return chosen
 
     def _the_search_said(self, chosen: ScoredGoal, taken: set[str],
                          rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:

@@ -131,3 +131,16 @@ def test_an_id_is_read_as_written_and_a_name_is_never_one(songs):
     assert [r.value for r in read.items] == ["1183"]
     read = value_readings(pack, "remove 4ef9a417-02e9-4d39-ad75-9611e0fcc33c", date(2026, 5, 4))["song_id"]
     assert [r.value for r in read.items] == ["4ef9a417-02e9-4d39-ad75-9611e0fcc33c"]
+
+
+def test_words_that_ask_for_a_change_take_the_operation_that_makes_it(songs):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    read = ScoredGoal("get_song", 0.5, "please add the song Blue Moon")
+    assert retriever._the_verb_says(read, retriever.rank).goal == "add_song"
+    removed = ScoredGoal("get_song", 0.5, "remove song 12")
+    assert retriever._the_verb_says(removed, retriever.rank).goal == "remove_song"
+    shown = ScoredGoal("get_song", 0.5, "show me song 12")
+    assert retriever._the_verb_says(shown, retriever.rank).goal == "get_song"  # no change asked: kept
