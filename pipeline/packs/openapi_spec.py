@@ -11,7 +11,9 @@ Real specs have defects, so reading is lenient where it can be and says what it 
 
 How a request body becomes fields: an object's properties are fields named by their path (`category.id`),
 down to `MAX_DEPTH` objects deep; `readOnly` properties are the server's, not the caller's; a list of plain
-values is one field (its values written with commas); a list of objects has no field.
+values is one field (its values written with commas); a list of objects in a body is its first item's
+fields (`line_items[].quantity`), that item built from the request (a required list: its item's required
+fields are asked for); elsewhere a list of objects has no field.
 
 >>> doc = read_document({"openapi": "3.0.3", "info": {"title": "Zoo"}, "paths": {"/animals/{animalId}": {
 ...     "get": {"operationId": "getAnimal", "parameters": [{"name": "animalId", "in": "path", "required": True,
@@ -379,6 +381,17 @@ def _flatten(operation: Operation, schema, prefix: str, required: bool, depth: i
             continue
         child_required = required and name in needed
         kind, _ = _schema_kind(child)
+        items = child.get("items") if kind == "array" and isinstance(child.get("items"), dict) else None
+        if items is not None and _schema_kind(items)[0] == "object" and _properties(items)[0]:
+            # A list of objects: its first item, built from the request (`line_items[].quantity`); a
+            # required list gets its one item's required fields asked for, never a list dropped unsaid.
+            ref = _ref_name(items)
+            if ref in seen or depth >= MAX_DEPTH:
+                _cannot_carry(operation, RequestField(wire=wire, location="body", required=child_required),
+                              "a list of objects that contain themselves" if ref in seen else f"nested over {MAX_DEPTH} deep")
+                continue
+            _flatten(operation, items, wire + "[].", child_required, depth + 1, (*seen, ref) if ref else seen)
+            continue
         if kind == "object" and "properties" in child or _properties(child)[0]:
             ref = _ref_name(child)
             if ref in seen or depth >= MAX_DEPTH:

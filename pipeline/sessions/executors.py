@@ -197,7 +197,8 @@ def _query_value(binding, argument: str, value: str) -> str:
 
 
 def _json_body(binding, args: dict[str, str]):
-    """The JSON body: a field named `a.b` goes into object `a`; a field named '' is the whole body."""
+    """The JSON body: a field named `a.b` goes into object `a`, one named `a[].b` into the one item of list
+    `a`; a field named '' is the whole body."""
     body: dict = {}
     for name, argument in binding.body.items():
         if argument not in args:
@@ -211,7 +212,7 @@ def _json_body(binding, args: dict[str, str]):
         *parents, last = name.split(".")
         node = body
         for parent in parents:
-            node = node.setdefault(parent, {})
+            node = node.setdefault(parent[:-2], [{}])[0] if parent.endswith("[]") else node.setdefault(parent, {})
         node[last] = value
     return body
 

@@ -269,3 +269,32 @@ def test_an_enum_value_of_no_words_is_not_offered(tmp_path):
     spec.write_text(json.dumps(doc))
     _, pack, _, _ = import_openapi(spec, tmp_path)
     assert pack["arguments"]["sort_by"]["values"] == ["rating.asc", "rating.desc"]
+
+
+def test_a_required_list_of_objects_is_one_item_built_from_the_request(tmp_path):
+    """An invoice's lines: the first line's fields are arguments, its required ones asked for when not
+    given, and the body sends them as a list of one item."""
+    from pipeline.sessions.executors import _json_body
+
+    line = {"type": "object", "required": ["description", "amount"], "properties": {
+        "description": {"type": "string"}, "amount": {"type": "number"}, "note": {"type": "string"}}}
+    doc = {"openapi": "3.0.0", "info": {"title": "Bills"}, "paths": {"/invoices": {"post": {
+        "operationId": "createInvoice", "summary": "Create an invoice",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["customer", "lines"], "properties": {
+                "customer": {"type": "string"}, "lines": {"type": "array", "items": line}}}}}},
+        "responses": {"201": {"description": "made"}}}}}}
+    _, spec, document, _ = import_openapi(write(tmp_path, doc), tmp_path / "packs")
+    assert not document.every_part_left_out()
+    api = spec["apis"]["create_invoice"]
+    assert api["arguments"] == ["customer", "lines_description", "lines_amount", "lines_note"]
+    assert set(api["optional"]) == {"lines_note"}  # the item's required fields are asked for
+    assert api["http"]["body"]["lines[].amount"] == "lines_amount"
+    binding = load_pack_spec_binding(tmp_path / "packs", "bills", "create_invoice")
+    body = _json_body(binding, {"customer": "Acme", "lines_description": "Repairs", "lines_amount": "120.5"})
+    assert body == {"customer": "Acme", "lines": [{"description": "Repairs", "amount": 120.5}]}
+
+
+def load_pack_spec_binding(root, name, api):
+    with using_packs_root(root):
+        return load_pack(name).spec.apis[api].http
