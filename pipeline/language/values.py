@@ -23,6 +23,7 @@ from collections import defaultdict
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.phrases import addressed
+from pipeline.language.readers import reader
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
@@ -362,6 +363,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         _counts_the_span_head_sees(pack, text, readings, proposals)
     threshold = linker.value_threshold
     for name, found in readings.items():
+        if name in pack.spec.arguments and not reader(pack.normalizers.get(name, "")).judged:
+            continue
         probabilities = linker.value_probabilities(text, [judged_span(text, r.span) for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)

@@ -131,6 +131,11 @@ def test_an_id_is_read_as_written_and_a_name_is_never_one(songs):
     assert [r.value for r in read.items] == ["1183"]
     read = value_readings(pack, "remove 4ef9a417-02e9-4d39-ad75-9611e0fcc33c", date(2026, 5, 4))["song_id"]
     assert [r.value for r in read.items] == ["4ef9a417-02e9-4d39-ad75-9611e0fcc33c"]
+    # the slot head, which never saw an id written as one word, does not drop one
+    from pipeline.llm.grammar import value_candidates
+
+    offered = value_candidates(pack, "the lyrics of 4ef9a417-02e9-4d39-ad75-9611e0fcc33c", date(2026, 5, 4))
+    assert "4ef9a417-02e9-4d39-ad75-9611e0fcc33c" in offered["song_id"]
 
 
 def test_words_that_ask_for_a_change_take_the_operation_that_makes_it(songs):
