@@ -30,21 +30,13 @@ from __future__ import annotations
 import re
 
 from pipeline.language.words import word_list
-from pipeline.packs.openapi_spec import ID_FIELD, Operation
+from pipeline.packs.openapi_spec import Operation
+from pipeline.packs.rest import identified, singular, snake_words
+
+__all__ = ["ACTIONS", "LOOKUPS", "identified", "resources", "semantics", "singular"]
 
 ACTIONS = ("create", "read", "list", "search", "update", "delete", "action")
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
-
-
-def singular(word: str) -> str:
-    """`companies` -> company, `boards` -> board, `addresses` -> address; `status` stays."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 def _segments(path: str) -> list[tuple[str, bool]]:
@@ -59,7 +51,7 @@ def _segments(path: str) -> list[tuple[str, bool]]:
 
 
 def _word(text: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text).replace("-", "_").lower()
+    return snake_words(text)
 
 
 def _first_word(operation: Operation) -> str:
@@ -118,12 +110,3 @@ def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
     if not ends_at_param and last in nouns or first in word_list("operation_words", "create"):
         return "create", resource
     return "action", resource
-
-
-def identified(argument: str) -> str:
-    """The resource an identifier argument's name says it identifies; '' for an argument that is none."""
-    name = _word(argument)
-    if not ID_FIELD.search(name):
-        return ""
-    core = re.sub(r"_?(?:id|sid|uuid|key)$", "", name).strip("_")
-    return singular(core.rsplit("_", 1)[-1]) if core else ""

@@ -22,6 +22,7 @@ import numpy as np
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.words import word_list
 from pipeline.packs.pack import Pack
+from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.speech_acts import (
     REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
@@ -276,8 +277,38 @@ class Retriever:
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api():
                 goals = _one_per_goal([self._the_verb_says(g, rank) for g in goals])
+                goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
+        return goals
+
+    def _rest(self, goal: str):
+        return self.pack.spec.apis[self.pack.spec.goals[goal].api].rest
+
+    def _what_it_points_back_at(self, query: str, goals: list[ScoredGoal], max_goals: int) -> list[ScoredGoal]:
+        """A clause that asks and points back ("and then show me that owner", "then delete it") asks for the
+        call its verb names (`verb_action`; none: a read) on the thing the goal before it makes or finds:
+        of the operations on that goal's resource, the one with that action that takes the resource's id
+        (the earlier goal's output then feeds it). Only where no goal's words begin with the clause."""
+        def place(words: str) -> int:
+            return max(query.find(words), 0)
+        for clause in self.clause_analysis(query, top=1):
+            if len(goals) >= max_goals or clause.act != "asks" or not clause.refers_back:
+                continue
+            if any(place(g.source) == place(clause.text) for g in goals):
+                continue  # the clause's own words chose a goal
+            before = [g for g in goals if place(g.source) < place(clause.text)]
+            earlier = self._rest(before[-1].goal) if before else None
+            if earlier is None or not earlier.resource:
+                continue
+            action = verb_action(clause.text) or "read"
+            follow = next((name for name, goal in self.pack.spec.goals.items()
+                           if name not in {g.goal for g in goals} and (rest := self._rest(name)) is not None
+                           and rest.action == action and rest.resource == earlier.resource
+                           and any(identified(a) == earlier.resource for a in self.pack.spec.apis[goal.api].arguments)),
+                          None)
+            if follow is not None:
+                goals = [*goals, ScoredGoal(follow, 0.0, clause.text, chosen_by=f"points back ({action})")]
         return goals
 
     def _the_verb_says(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:

@@ -149,3 +149,14 @@ def test_words_that_ask_for_a_change_take_the_operation_that_makes_it(songs):
     assert retriever._the_verb_says(removed, retriever.rank).goal == "remove_song"
     shown = ScoredGoal("get_song", 0.5, "show me song 12")
     assert retriever._the_verb_says(shown, retriever.rank).goal == "get_song"  # no change asked: kept
+
+
+def test_a_clause_that_points_back_asks_for_a_call_on_what_the_goal_before_it_makes(songs):
+    from pipeline.retrieval.retrievers import get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    goals = retriever.by_clause("add a song called Blue Moon, then show it to me")
+    assert [g.goal for g in goals] == ["add_song", "get_song"] and goals[1].chosen_by == "points back (read)"
+    goals = retriever.by_clause("add a song called Blue Moon and then remove it")
+    assert [g.goal for g in goals][-1] == "remove_song"
