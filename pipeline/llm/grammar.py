@@ -167,7 +167,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     # A REST API's operations each read the request alone: an argument of an operation nobody asked for
     # does not take words from the goals in play (TMDB's discover filters would take every film's title).
     in_play = {a for g in goals for a in pack.spec.apis[pack.spec.goals[g].api].arguments} \
-        if fixed and pack.is_rest_api() else None
+        if fixed and pack.is_rest_api else None
     whole = value_candidates(pack, query, today, record, in_play)
     by_position = {i: value_candidates(pack, src, today, record, in_play) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}

@@ -222,6 +222,7 @@ class Pack(BaseModel):
         """Whether the goal's API changes something (a booking, a payment), not only reads."""
         return self.spec.apis[self.spec.goals[goal].api].effects
 
+    @cached_property
     def is_rest_api(self) -> bool:
         """Whether its APIs are a REST API's operations (imported with their REST semantics)."""
         return any(api.rest is not None for api in self.spec.apis.values())

@@ -317,6 +317,11 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
     call_index: dict[str, int] = {}  # output var -> index in `calls`
     asked = {params[0] for name, params in actions if name == GET_INFO}
     lookups = {goal_id for call, goal_id in task.calls.items() if task.goal and ("done", call) not in task.goal}
+    finds: dict[str, list[str]] = {}  # lookup goal -> the arguments it finds, for the plan's text
+    for goal in materialized.goals:
+        for argument, binding in goal.args.items():
+            if binding.kind == "ref" and binding.ref in lookups and task.slots[f"{goal.goal_id}.{argument}"] not in asked:
+                finds.setdefault(binding.ref, []).append(argument)
     for name, params in actions:
         if name == GET_INFO:
             var, arg_type = params
@@ -338,7 +343,8 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
                 args[argument] = PlanArg(get_info=argument)
         call_index[out] = len(calls)
         calls.append(PlanCall(api=name, var=out, goal_id=goal.goal_id, args=args, lookup=goal.goal_id in lookups))
-        lines.append(f"{out} = {name}({', '.join(shown)});")
+        note = f"  (a lookup: finds {', '.join(dict.fromkeys(finds[goal.goal_id]))})" if goal.goal_id in finds else ""
+        lines.append(f"{out} = {name}({', '.join(shown)});{note}")
     text = "\n".join(f"Step {i}. {line}" for i, line in enumerate(lines, 1))
     planner_actions = [f"{n}({', '.join(p)})" for n, p in actions]
     return Plan(calls=calls, text=text, planner_actions=planner_actions)

@@ -101,6 +101,7 @@ def test_the_planner_looks_up_what_the_request_names_and_asks_for_what_it_does_n
     assert [c.api for c in named.calls] == ["search_songs", "get_lyrics"]
     assert named.calls[0].lookup and named.calls[0].args["query"].value == "Blue Moon"
     assert named.calls[1].args["song_id"].ref == 0 and not named.calls[1].args["song_id"].get_info
+    assert "search_songs(y_query);  (a lookup: finds song_id)" in named.text
     # nothing names the song: a search would need its words asked for too, so the id itself is asked
     unnamed = _planned(pack, "_goal(g1, get_lyrics).\n_goal(g2, search_songs).\n", ["search_songs"])
     assert [c.api for c in unnamed.calls] == ["get_lyrics"]
