@@ -401,14 +401,15 @@ def _whole_none(text: str, spec, today: date):
 class Reader:
     """How one type of value is read. `family`: which types hold alike values (a day and a period);
     `forced`: words that read are the value, written once present (the model picks which); `free`: any
-    words could be one, so they are taken only when asked for; `judged`: the slot head may drop a reading
-    it finds unlikely (it learned from SGD's slots, where no value is an id written as one word)."""
+    words could be one, so they are taken only when asked for; `judged(words)`: whether the slot head may
+    drop a reading of these words it finds unlikely (it learned from SGD's slots, which hold numbers but no
+    id written with letters or marks: "4ef9a417-02e9-…", "#14")."""
     spans: Callable[[Scene, str, object], Readings]
     whole: Callable[[str, object, date], object]
     family: str
     forced: bool = False
     free: bool = False
-    judged: bool = True
+    judged: Callable[[str], bool] = lambda words: True
 
 
 READERS: dict[str, Reader] = {
@@ -419,7 +420,7 @@ READERS: dict[str, Reader] = {
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),
     "digits": Reader(_digits_spans, _whole_normalised, "digits"),
-    "identifier": Reader(_identifier_spans, _whole_normalised, "identifier", judged=False),
+    "identifier": Reader(_identifier_spans, _whole_normalised, "identifier", judged=str.isdigit),
     "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True),
     "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True),
     "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),

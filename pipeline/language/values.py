@@ -363,12 +363,11 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         _counts_the_span_head_sees(pack, text, readings, proposals)
     threshold = linker.value_threshold
     for name, found in readings.items():
-        if name in pack.spec.arguments and not reader(pack.normalizers.get(name, "")).judged:
-            continue
+        judged = reader(pack.normalizers[name]).judged if name in pack.spec.arguments else lambda words: True
         probabilities = linker.value_probabilities(text, [judged_span(text, r.span) for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold and reading.as_written and not _named_by_its_words(text, reading) \
+            if p < threshold and judged(reading.text) and reading.as_written and not _named_by_its_words(text, reading) \
                     and not names_itself(reading.text, name) and not names_a_value(pack, reading):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:

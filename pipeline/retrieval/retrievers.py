@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -21,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
-from pipeline.language.words import name_words, word_list
+from pipeline.language.words import word_list
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
@@ -30,8 +29,8 @@ from pipeline.retrieval.speech_acts import (
     states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
-from pipeline.values.normalizers import CONTACT, _stem
-from pipeline.values.spans import TOKEN, without_values
+from pipeline.values.normalizers import CONTACT
+from pipeline.values.spans import without_values
 
 _SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
                                                sorted(word_list("search_words"), key=len, reverse=True)) + r")\b",
@@ -277,31 +276,11 @@ class Retriever:
                                    for g in goals])
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api:
-                goals = [g for g in goals if self._words_meet(g)]
                 goals = _one_per_goal([self._the_verb_says(g, rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
-
-    @cached_property
-    def _goal_words(self) -> dict[str, set[str]]:
-        """Each goal's own words, folded: its description's, its arguments' names', its resource's; less the
-        words over half of the goals share (they tell no goal apart: "get", "the")."""
-        own = {}
-        for name, goal in self.pack.spec.goals.items():
-            api = self.pack.spec.apis[goal.api]
-            words = TOKEN.findall(goal.description) + [w for a in api.arguments for w in name_words(a)]
-            words += (api.rest.resource.split("_") if api.rest else [])
-            own[name] = {_stem(w.lower()) for w in words}
-        common = Counter(w for words in own.values() for w in words)
-        return {name: {w for w in words if common[w] <= len(own) / 2} for name, words in own.items()}
-
-    def _words_meet(self, chosen: ScoredGoal) -> bool:
-        """Whether the request's words for a REST goal share one of the goal's own words: an operation no
-        word of the request names is no operation the request asks for ("play some jazz" is no board's)."""
-        said = {_stem(w.lower()) for w in TOKEN.findall(f"{chosen.source} {chosen.context}")}
-        return bool(said & self._goal_words.get(chosen.goal, set()))
 
     def _rest(self, goal: str):
         return self.pack.spec.apis[self.pack.spec.goals[goal].api].rest
