@@ -231,6 +231,7 @@ def eval_restbench_command(spec: Path = typer.Option(..., exists=True, dir_okay=
     measure), exact sequence, right first call, no plan, latency."""
     import tempfile
 
+    from pipeline.authoring.openapi_packs import OpenApiError, import_openapi, import_summary, operations_of
     from pipeline.evaluation.restbench import evaluate_restbench, load_queries
 
     try:
@@ -245,7 +246,14 @@ def eval_restbench_command(spec: Path = typer.Option(..., exists=True, dir_okay=
 
         def progress(what: str) -> None:
             bar.update(task, description=what[:60], advance=1)
-        report = evaluate_restbench(spec, cases, packs_dir or Path(scratch), translator, progress)
+        root = packs_dir or Path(scratch)
+        progress(f"importing {spec.name}")
+        try:
+            _, pack, document, seconds = import_openapi(spec, root)
+        except OpenApiError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--spec") from None
+        report = {"spec": import_summary(pack, document, seconds),
+                  **evaluate_restbench(pack["name"], operations_of(pack, document), cases, root, translator, progress)}
     if json_out:
         print(json.dumps(report, indent=2))
         return

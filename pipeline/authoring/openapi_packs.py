@@ -302,6 +302,12 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
     return spec
 
 
+def operations_of(pack: dict, document: ApiDocument) -> dict[str, str]:
+    """API name -> `METHOD /path` as the spec writes it (how RestBench names a call)."""
+    names = api_names(document)
+    return {names[op.key]: f"{op.method} {op.path}" for op in document.operations if names[op.key] in pack["apis"]}
+
+
 def dataflow_edges(spec: dict) -> list[tuple[str, str, str]]:
     """(producer API, consumer API, argument) for each output an API's argument can take."""
     edges = []

@@ -57,42 +57,30 @@ def in_order(gold: list[str], planned: list[str]) -> bool:
     return all(any(call == step for step in rest) for call in gold)
 
 
-def operations_of(pack_spec: dict, document) -> dict[str, str]:
-    """API name -> `METHOD /path` as the spec writes it."""
-    from pipeline.authoring.openapi_packs import api_names
-
-    names = api_names(document)
-    return {names[op.key]: f"{op.method} {op.path}" for op in document.operations if names[op.key] in pack_spec["apis"]}
-
-
-def evaluate_restbench(spec: Path, queries: list[Query], packs_dir: Path, translator: str = "hf",
-                       progress: Callable[[str], None] = lambda _: None) -> dict:
-    """Import the spec under `packs_dir`, plan every query with the model, score each plan."""
-    from pipeline.authoring.openapi_packs import import_openapi, import_summary
+def evaluate_restbench(pack: str, operations: dict[str, str], queries: list[Query], packs_dir: Path,
+                       translator: str = "hf", progress: Callable[[str], None] = lambda _: None) -> dict:
+    """Plan every query with the imported pack (under `packs_dir`) and the model, and score each plan;
+    `operations`: API name -> `METHOD /path` as the spec writes it (`openapi_packs.operations_of`)."""
     from pipeline.packs.pack import using_packs_root
     from pipeline.run import run_pipeline, warm_up
 
-    progress(f"importing {Path(spec).name}")
-    _, pack_spec, document, seconds = import_openapi(spec, packs_dir)
-    operation = operations_of(pack_spec, document)
     results: list[QueryResult] = []
     with using_packs_root(packs_dir):
         progress("loading the model")
-        warm_up([pack_spec["name"]], translator)
+        warm_up([pack], translator)
         for query in queries:
             progress(query.query)
             started = time.perf_counter()
-            run = run_pipeline(query.query, pack_spec["name"], translator=translator)
+            run = run_pipeline(query.query, pack, translator=translator)
             latency = (time.perf_counter() - started) * 1000
-            planned = [operation.get(call.api, call.api) for call in run.plan.calls] if run.plan else []
+            planned = [operations.get(call.api, call.api) for call in run.plan.calls] if run.plan else []
             results.append(QueryResult(
                 query=query.query, gold=query.solution, planned=planned, latency_ms=round(latency, 1),
                 correct_path=bool(planned) and in_order(query.solution, planned), exact=planned == query.solution,
                 first_call=bool(planned) and planned[0] == query.solution[0],
                 failure=run.failure.kind if run.plan is None and run.failure else None,
                 message=run.failure.message if run.plan is None and run.failure else ""))
-    return {"spec": import_summary(pack_spec, document, seconds), "queries": [r.model_dump() for r in results],
-            "summary": summarize(results)}
+    return {"queries": [r.model_dump() for r in results], "summary": summarize(results)}
 
 
 def summarize(results: list[QueryResult]) -> dict:

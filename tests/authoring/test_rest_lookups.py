@@ -161,3 +161,29 @@ def test_a_clause_that_points_back_asks_for_a_call_on_what_the_goal_before_it_ma
     assert [g.goal for g in goals] == ["add_song", "get_song"] and goals[1].chosen_by == "points back (read)"
     goals = retriever.by_clause("add a song called Blue Moon and then remove it")
     assert [g.goal for g in goals][-1] == "remove_song"
+
+
+def test_eval_restbench_scores_plans_as_call_paths(tmp_path):
+    from typer.testing import CliRunner
+
+    from nesyplan.cli import app
+
+    spec = tmp_path / "songs.json"
+    spec.write_text(json.dumps(SONGS), encoding="utf-8")
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps([
+        {"query": "show me the lyrics of song 12", "solution": ["GET /songs/{song_id}/lyrics"]},
+        {"query": "remove song 7", "solution": [" GET /search/song", "DELETE /songs/{song_id}"]}]), encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval-restbench", "--spec", str(spec), "--queries", str(queries), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    first, second = report["queries"]
+    assert second["gold"][0] == "GET /search/song"  # a published gold step's stray spaces are not a miss
+    assert first["planned"] == ["GET /songs/{song_id}/lyrics"] and first["correct_path"] and first["exact"]
+    assert second["planned"] == ["DELETE /songs/{song_id}"] and not second["correct_path"] and not second["exact"]
+    summary = report["summary"]
+    assert (summary["queries"], summary["correct_path"], summary["exact"], summary["first_call"]) == (2, 0.5, 0.5, 0.5)
+    assert report["spec"]["dataflow_edges"] >= 4
+    queries.write_text('{"not": "a list"}', encoding="utf-8")
+    bad = CliRunner().invoke(app, ["eval-restbench", "--spec", str(spec), "--queries", str(queries)])
+    assert bad.exit_code == 2 and "not RestBench queries" in bad.output
