@@ -381,24 +381,19 @@ def _flatten(operation: Operation, schema, prefix: str, required: bool, depth: i
             continue
         child_required = required and name in needed
         kind, _ = _schema_kind(child)
+        inner, joint, what = child, ".", "an object that contains itself"
         items = child.get("items") if kind == "array" and isinstance(child.get("items"), dict) else None
         if items is not None and _schema_kind(items)[0] == "object" and _properties(items)[0]:
             # A list of objects: its first item, built from the request (`line_items[].quantity`); a
             # required list gets its one item's required fields asked for, never a list dropped unsaid.
-            ref = _ref_name(items)
+            inner, joint, what = items, "[].", "a list of objects that contain themselves"
+        if inner is items or kind == "object" and "properties" in child or _properties(child)[0]:
+            ref = _ref_name(inner)
             if ref in seen or depth >= MAX_DEPTH:
                 _cannot_carry(operation, RequestField(wire=wire, location="body", required=child_required),
-                              "a list of objects that contain themselves" if ref in seen else f"nested over {MAX_DEPTH} deep")
+                              what if ref in seen else f"nested over {MAX_DEPTH} deep")
                 continue
-            _flatten(operation, items, wire + "[].", child_required, depth + 1, (*seen, ref) if ref else seen)
-            continue
-        if kind == "object" and "properties" in child or _properties(child)[0]:
-            ref = _ref_name(child)
-            if ref in seen or depth >= MAX_DEPTH:
-                _cannot_carry(operation, RequestField(wire=wire, location="body", required=child_required),
-                              "an object that contains itself" if ref in seen else f"nested over {MAX_DEPTH} deep")
-                continue
-            _flatten(operation, child, wire + ".", child_required, depth + 1, (*seen, ref) if ref else seen)
+            _flatten(operation, inner, wire + joint, child_required, depth + 1, (*seen, ref) if ref else seen)
             continue
         _add_field(operation, RequestField(wire=wire, location="body", required=child_required, owner=owner), child)
 
