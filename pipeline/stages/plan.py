@@ -306,8 +306,12 @@ def _numbered(lines: list[str]):
 def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: Materialized) -> Plan:
     goals = {g.goal_id: g for g in materialized.goals}
     lines: list[str] = []
-    # Values the request gave are bound first, in goal order.
+    lookups = {goal_id for call, goal_id in task.calls.items() if task.goal and ("done", call) not in task.goal}
+    performed = {task.calls[params[0]] for name, params in actions if name != GET_INFO}
+    # Values the request gave are bound first, in goal order (a lookup's only where it is called).
     for goal in materialized.goals:
+        if goal.goal_id in lookups and goal.goal_id not in performed:
+            continue
         for argument, binding in goal.args.items():
             if binding.kind in ("value", "default"):
                 var = task.slots[f"{goal.goal_id}.{argument}"]
@@ -316,7 +320,6 @@ def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: 
     calls: list[PlanCall] = []
     call_index: dict[str, int] = {}  # output var -> index in `calls`
     asked = {params[0] for name, params in actions if name == GET_INFO}
-    lookups = {goal_id for call, goal_id in task.calls.items() if task.goal and ("done", call) not in task.goal}
     finds: dict[str, list[str]] = {}  # lookup goal -> the arguments it finds, for the plan's text
     for goal in materialized.goals:
         for argument, binding in goal.args.items():

@@ -27,7 +27,9 @@ SONGS = {
     "paths": {
         "/search/song": {"get": {"operationId": "searchSongs", "summary": "Search songs by their title",
                                  "parameters": [{"name": "query", "in": "query", "required": True,
-                                                 "schema": {"type": "string"}}],
+                                                 "schema": {"type": "string"}},
+                                                {"name": "limit", "in": "query",
+                                                 "schema": {"type": "integer", "default": 20}}],
                                  "responses": _answer(RESULT_LIST)}},
         "/songs": {"post": {"operationId": "addSong", "summary": "Add a song",
                             "requestBody": {"content": {"application/json": {"schema": {
@@ -101,11 +103,12 @@ def test_the_planner_looks_up_what_the_request_names_and_asks_for_what_it_does_n
     assert [c.api for c in named.calls] == ["search_songs", "get_lyrics"]
     assert named.calls[0].lookup and named.calls[0].args["query"].value == "Blue Moon"
     assert named.calls[1].args["song_id"].ref == 0 and not named.calls[1].args["song_id"].get_info
-    assert "search_songs(y_query);  (a lookup: finds song_id)" in named.text
+    assert "search_songs(y_query, y_limit);  (a lookup: finds song_id)" in named.text
     # nothing names the song: a search would need its words asked for too, so the id itself is asked
     unnamed = _planned(pack, "_goal(g1, get_lyrics).\n_goal(g2, search_songs).\n", ["search_songs"])
     assert [c.api for c in unnamed.calls] == ["get_lyrics"]
     assert unnamed.calls[0].args["song_id"].get_info == "song_id"
+    assert "y_" not in unnamed.text  # the search not called binds nothing
     # a goal the request asked for is never optional, whatever it costs
     asked = _planned(pack, '_goal(g1, get_lyrics).\n_goal(g2, search_songs).\n', [])
     assert [c.api for c in asked.calls] == ["search_songs", "get_lyrics"]
