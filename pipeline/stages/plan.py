@@ -142,8 +142,10 @@ def _task_problem(task: TaskPDDL, domain: ParsedDomain):
 
 
 def has_choices(task: TaskPDDL) -> bool:
-    """Whether some call of the task is optional (a lookup): then plans differ in cost."""
-    return any(("done", call) not in task.goal for call in task.calls) if task.goal else False
+    """Whether some call of a task whose goal is calls done is optional (a lookup): then plans differ in
+    cost. (A flow pack's goal is each call at its flow's end: no call of it is optional.)"""
+    done = {fact[1] for fact in task.goal if fact[0] == "done"}
+    return bool(done) and any(call not in done for call in task.calls)
 
 
 def with_costs(problem, pack: Pack):
