@@ -11,9 +11,9 @@ Real specs have defects, so reading is lenient where it can be and says what it 
 
 How a request body becomes fields: an object's properties are fields named by their path (`category.id`),
 down to `MAX_DEPTH` objects deep; `readOnly` properties are the server's, not the caller's; a list of plain
-values is one field (its values written with commas); a list of objects in a body is its first item's
-fields (`line_items[].quantity`), that item built from the request (a required list: its item's required
-fields are asked for); elsewhere a list of objects has no field.
+values is one field (its values written with commas); a required list of objects in a body is its first
+item's fields (`line_items[].quantity`), that item built from the request, its required fields asked for;
+any other list of objects has no field (an optional one is left out and reported).
 
 >>> doc = read_document({"openapi": "3.0.3", "info": {"title": "Zoo"}, "paths": {"/animals/{animalId}": {
 ...     "get": {"operationId": "getAnimal", "parameters": [{"name": "animalId", "in": "path", "required": True,
@@ -383,9 +383,10 @@ def _flatten(operation: Operation, schema, prefix: str, required: bool, depth: i
         kind, _ = _schema_kind(child)
         inner, joint, what = child, ".", "an object that contains itself"
         items = child.get("items") if kind == "array" and isinstance(child.get("items"), dict) else None
-        if items is not None and _schema_kind(items)[0] == "object" and _properties(items)[0]:
-            # A list of objects: its first item, built from the request (`line_items[].quantity`); a
-            # required list gets its one item's required fields asked for, never a list dropped unsaid.
+        if child_required and items is not None and _schema_kind(items)[0] == "object" and _properties(items)[0]:
+            # A required list of objects: its first item, built from the request (`line_items[].quantity`),
+            # its required fields asked for, never the call dropped unsaid. An optional one stays out: its
+            # items' fields would only compete for the words of the call's own (a pet's tags' `name`).
             inner, joint, what = items, "[].", "a list of objects that contain themselves"
         if inner is items or kind == "object" and "properties" in child or _properties(child)[0]:
             ref = _ref_name(inner)
