@@ -198,11 +198,12 @@ def _counts_the_span_head_sees(pack, text: str, readings: dict[str, Readings], p
                 found.drop(r, "no value by the span head (a number that counts nothing)")
 
 
-def names_a_value(pack, reading) -> bool:
+def names_a_value(pack, reading, among=None) -> bool:
     """Whether a choice's words are one of its listed values as written ("Psychiatrist" of a therapist
     type), or words the pack lists for it ("concert" of Music), a value no other choice of the pack lists
     ("checking" of two account types says neither): a closed list written out says which argument,
-    whatever words surround it. Yes/no and numbers are no such words."""
+    whatever words surround it. Yes/no and numbers are no such words. `among`: the arguments in play,
+    where not all of the pack's are (a REST pack's: another operation's list says nothing here)."""
     spec = pack.spec.arguments.get(reading.argument)
     if spec is None or spec.normalizer != "choice":
         return False
@@ -212,7 +213,8 @@ def names_a_value(pack, reading) -> bool:
     if reading.value in ("True", "False", "None") or reading.value.isdigit():
         return False
     return not any(other.normalizer == "choice" and reading.value in (other.values or [])
-                   for name, other in pack.spec.arguments.items() if name != reading.argument)
+                   for name, other in pack.spec.arguments.items()
+                   if name != reading.argument and (among is None or name in among))
 
 
 def counted_after(text: str, end: int, argument: str) -> bool:
@@ -368,7 +370,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
             if p < threshold and judged(reading.text) and reading.as_written and not _named_by_its_words(text, reading) \
-                    and not names_itself(reading.text, name) and not names_a_value(pack, reading):
+                    and not names_itself(reading.text, name) and not names_a_value(pack, reading, set(readings)):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)

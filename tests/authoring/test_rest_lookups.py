@@ -29,12 +29,15 @@ SONGS = {
                                  "parameters": [{"name": "query", "in": "query", "required": True,
                                                  "schema": {"type": "string"}},
                                                 {"name": "limit", "in": "query",
-                                                 "schema": {"type": "integer", "default": 20}}],
+                                                 "schema": {"type": "integer", "default": 20}},
+                                                {"name": "mood", "in": "query",
+                                                 "schema": {"type": "string", "enum": ["calm", "loud"]}}],
                                  "responses": _answer(RESULT_LIST)}},
         "/songs": {"post": {"operationId": "addSong", "summary": "Add a song",
                             "requestBody": {"content": {"application/json": {"schema": {
                                 "type": "object", "required": ["title"],
-                                "properties": {"title": {"type": "string"}}}}}},
+                                "properties": {"title": {"type": "string"},
+                                               "style": {"type": "string", "enum": ["calm", "loud"]}}}}}},
                             "responses": _answer(SONG)}},
         "/songs/{song_id}": {
             "get": {"operationId": "getSong", "summary": "Show one song",
@@ -190,3 +193,13 @@ def test_eval_restbench_scores_plans_as_call_paths(tmp_path):
     queries.write_text('{"not": "a list"}', encoding="utf-8")
     bad = CliRunner().invoke(app, ["eval-restbench", "--spec", str(spec), "--queries", str(queries)])
     assert bad.exit_code == 2 and "not RestBench queries" in bad.output
+
+
+def test_a_listed_value_says_its_argument_where_no_other_in_play_lists_it(songs):
+    from pipeline.language.readings import Reading
+    from pipeline.language.values import names_a_value
+
+    pack, _ = songs
+    calm = Reading(argument="mood", start=0, end=4, text="calm", value="calm")
+    assert not names_a_value(pack, calm)  # the pack's `style` lists it too: the words say neither
+    assert names_a_value(pack, calm, among={"mood", "query", "limit"})  # a search's own words: its mood
