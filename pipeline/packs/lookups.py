@@ -2,7 +2,7 @@
 
 A goal's required argument that takes the output of a search (`accepts_output`, a search's `rest.finds`)
 and of no goal of the request gets that search as a lookup goal: the translator fills the search's words
-from the request ("the movie Alien" -> its query), and the planner decides whether calling it costs less
+from the request ("the song Blue Moon" -> its query), and the planner decides whether calling it costs less
 than asking the user (`stages.plan`'s costs).
 """
 
