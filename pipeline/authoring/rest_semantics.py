@@ -33,9 +33,8 @@ from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import identified, singular, snake_words
 
-__all__ = ["ACTIONS", "LOOKUPS", "identified", "resources", "semantics", "singular"]
+__all__ = ["LOOKUPS", "identified", "resources", "semantics", "singular"]
 
-ACTIONS = ("create", "read", "list", "search", "update", "delete", "action")
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
 
@@ -46,16 +45,12 @@ def _segments(path: str) -> list[tuple[str, bool]]:
         if not segment or re.fullmatch(r"v\d+(\.\d+)?|\d{4}-\d{2}-\d{2}", segment):
             continue
         param = segment.startswith("{") and segment.endswith("}")
-        parts.append((segment.strip("{}") if param else singular(_word(segment.split(".")[0])), param))
+        parts.append((segment.strip("{}") if param else singular(snake_words(segment.split(".")[0])), param))
     return parts
 
 
-def _word(text: str) -> str:
-    return snake_words(text)
-
-
 def _first_word(operation: Operation) -> str:
-    name = _word(operation.operation_id) if operation.operation_id else operation.summary.lower()
+    name = snake_words(operation.operation_id) if operation.operation_id else operation.summary.lower()
     words = re.findall(r"[a-z]+", name)
     if words and words[0] == operation.method.lower() and len(words) > 1 and operation.operation_id:
         words = words[1:]  # `GET_movie-...`, `post_emails`: the method says nothing more

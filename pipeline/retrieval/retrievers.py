@@ -292,8 +292,8 @@ class Retriever:
         (the earlier goal's output then feeds it). Only where no goal's words begin with the clause."""
         def place(words: str) -> int:
             return max(query.find(words), 0)
-        for clause in self.clause_analysis(query, top=1):
-            if len(goals) >= max_goals or clause.act != "asks" or not clause.refers_back:
+        for clause in classify(self.clauses(query), self.speech):  # what each clause does; no ranking needed
+            if len(goals) >= max_goals or not clause.asks or clause.bare or not clause.refers_back:
                 continue
             if any(place(g.source) == place(clause.text) for g in goals):
                 continue  # the clause's own words chose a goal
@@ -315,14 +315,14 @@ class Retriever:
         """A REST operation that changes nothing is not taken for words whose verb asks for a change ("add a
         customer", "delete order 12"): of the goals its words rank best (VERB_RANKS), the first with the
         action the verb names (`lexicon/operation_words.yaml`) and the same resource is taken instead."""
-        rest = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api].rest
+        rest = self._rest(chosen.goal)
         if rest is None or rest.action not in ("read", "list", "search"):
             return chosen
         asked = verb_action(chosen.source)
         if asked is None:
             return chosen
         for other in rank(chosen.source)[:VERB_RANKS]:
-            theirs = self.pack.spec.apis[self.pack.spec.goals[other.goal].api].rest
+            theirs = self._rest(other.goal)
             if theirs is not None and theirs.action == asked and theirs.resource == rest.resource:
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
         return chosen

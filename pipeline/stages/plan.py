@@ -141,11 +141,16 @@ def _task_problem(task: TaskPDDL, domain: ParsedDomain):
     return problem
 
 
-def has_choices(task: TaskPDDL) -> bool:
-    """Whether some call of a task whose goal is calls done is optional (a lookup): then plans differ in
-    cost. (A flow pack's goal is each call at its flow's end: no call of it is optional.)"""
+def optional_calls(task: TaskPDDL) -> set[str]:
+    """The calls of a task whose goal is calls done that the goal leaves out (lookups). A flow pack's goal
+    is each call at its flow's end, and a task given as text alone has no facts: neither has any."""
     done = {fact[1] for fact in task.goal if fact[0] == "done"}
-    return bool(done) and any(call not in done for call in task.calls)
+    return {call for call in task.calls if call not in done} if done else set()
+
+
+def has_choices(task: TaskPDDL) -> bool:
+    """Whether some call of the task is optional (a lookup): then plans differ in cost."""
+    return bool(optional_calls(task))
 
 
 def with_costs(problem, pack: Pack):
@@ -308,7 +313,7 @@ def _numbered(lines: list[str]):
 def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: Materialized) -> Plan:
     goals = {g.goal_id: g for g in materialized.goals}
     lines: list[str] = []
-    lookups = {goal_id for call, goal_id in task.calls.items() if task.goal and ("done", call) not in task.goal}
+    lookups = {task.calls[call] for call in optional_calls(task)}
     performed = {task.calls[params[0]] for name, params in actions if name != GET_INFO}
     # Values the request gave are bound first, in goal order (a lookup's only where it is called).
     for goal in materialized.goals:
