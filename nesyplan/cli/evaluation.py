@@ -273,6 +273,54 @@ def eval_restbench_command(spec: Path = typer.Option(..., exists=True, dir_okay=
         console.print("no plan, by kind: " + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
 
 
+@app.command("eval-sgd-cv")
+def eval_sgd_cv_command(data: Path = typer.Option(Path("../shared/benchmark/sgd/train"), exists=True, file_okay=False,
+                                                  help="the SGD split to cross-validate on (train)"),
+                        folds: int = typer.Option(3, min=2, help="folds of whole domains"),
+                        fold: Optional[list[int]] = typer.Option(None, "--fold", help="play only these folds "
+                                                                                      "(numbered from 0)"),
+                        limit: Optional[int] = typer.Option(15, min=1, help="openings and conversations per service"),
+                        probes: Optional[int] = typer.Option(10, min=0, help="out-of-domain probes per service"),
+                        conversations: bool = typer.Option(True, "--conversations/--no-conversations"),
+                        translator: str = typer.Option("hf", help="hf or openai"),
+                        epochs: int = typer.Option(6, min=1),
+                        work: Optional[Path] = typer.Option(None, file_okay=False,
+                                                            help="keep each fold's heads here (foldN/) and reuse "
+                                                                 "them when trained with the same settings"),
+                        max_dialogues: Optional[int] = typer.Option(None, min=1, help="train on the first N "
+                                                                                      "dialogues only (a smoke run)"),
+                        json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Leave-services-out cross-validation on SGD train: the learned parts trained without a fold of whole
+    domains, its services imported and played as `eval-sgd` plays them. The figure to steer by; SGD dev is
+    the final check."""
+    from pipeline.authoring.sgd_packs import import_services
+    from pipeline.evaluation.cross_validation import cross_validate
+    from pipeline.packs.sgd_schema import SgdSchemaError
+
+    options = {"limit": limit, "probes": probes, "conversations": conversations, "translator": translator}
+    with err_console.status("cross-validating") as status:
+        try:
+            result = cross_validate(data, import_services, folds, fold, work, epochs, max_dialogues=max_dialogues,
+                                    options=options, progress=lambda m: status.update(m))
+        except (SgdSchemaError, ValueError, FileNotFoundError) as exc:
+            err_console.print(f"[red]{escape(str(exc))}[/]")
+            raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(result, indent=2))
+        return
+
+    def pct(x):
+        return "-" if x is None else f"{x:.1%}"
+    table = Table("set", "held out", "openings", "exact", "goal", "slot P", "slot R", "probes", "refused", "convs",
+                  "success", title=f"eval-sgd-cv: {folds} folds of domains, {data}")
+    rows = [(f"fold {r['fold']}", ", ".join(r["held_out"]), r["summary"]["by"].get("all", {})) for r in result["per_fold"]]
+    for name, held, m in [("CV (pooled)", f"{len(result['played'])} folds", result["cv"]), *rows]:
+        table.add_row(name, held, str(m.get("openings", 0)), pct(m.get("openings_exact")), pct(m.get("goal_accuracy")),
+                      pct(m.get("slot_precision")), pct(m.get("slot_recall")), str(m.get("probes", 0)),
+                      pct(m.get("ood_refused")), str(m.get("conversations", 0)), pct(m.get("conversation_success")))
+    console.print(table)
+
+
 @app.command("eval-sgd")
 def eval_sgd_command(data: Path = typer.Option(..., exists=True, file_okay=False,
                                                help="an SGD split: schema.json and dialogues_*.json[.gz]"),

@@ -415,6 +415,11 @@ def summarize(openings: list[OpeningResult], probes: list[tuple[str, bool, float
                            "p90": round(percentile(latencies, 90) * 1000, 1)} if latencies else None,
             "turn_latency_ms": {"p50": round(percentile(turn_latencies, 50) * 1000, 1),
                                 "p90": round(percentile(turn_latencies, 90) * 1000, 1)} if turn_latencies else None,
+            # the counts behind the rates, so that runs over disjoint services add up (`eval-sgd-cv`)
+            "counts": {"exact": sum(r.exact for r in o), "goal_right": sum(r.goal_right for r in o),
+                       "true_values": sum(r.true_values for r in o), "given_values": sum(r.given_values for r in o),
+                       "gold_values": sum(r.gold_values for r in o), "refused": sum(x for x, _ in p),
+                       "succeeded": sum(r.success for r in c)},
         }
     order = ["all", "seen", "unseen", *sorted(k for k in out if k not in ("all", "seen", "unseen"))]
     return {key: out[key] for key in order if key in out}
@@ -455,11 +460,12 @@ def services_to_import(data: Path, schema: Path | None = None, services: list[st
 def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, services: list[str] | None = None,
                  limit: int | None = None, agent: str = "pipeline", translator: str = "hf",
                  conversations: bool = True, probes: int | None = None, seen_schema: Path | None = None,
-                 user: str = "turns", progress: Callable[[str, int], None] = lambda _what, _total: None) -> dict:
+                 user: str = "turns", learned_from: set[str] | None = None, progress: Callable[[str, int], None] = lambda _what, _total: None) -> dict:
     """Play the cases against the packs imported into `packs_dir` (`import_services` of the same schema:
     the caller imports, since evaluation does not write packs); return the summary with every failure's reasons.
     `limit`: openings (and conversations) per service; `probes`: out-of-domain probes per service (default:
-    as many as its openings); `user`: the simulated user of conversations (`simulate`)."""
+    as many as its openings); `user`: the simulated user of conversations (`simulate`); `learned_from`: the
+    services the learned parts saw (default: those of `seen_schema`, else of the train split beside `data`)."""
     from pipeline.llm.baseline import run_baseline
     from pipeline.packs.pack import load_pack, using_packs_root
     from pipeline.run import backend_for, run_pipeline, warm_up
@@ -483,7 +489,10 @@ def evaluate_sgd(data: Path, packs_dir: Path, schema: Path | None = None, servic
         talks = [renamed_conversation(c, *mapping[c.opening.service]) for c in talks]
         packs_of = {mapping[s][0].service_name: s for s in chosen}
     seen_file = seen_schema or data.parent / "train" / "schema.json"
-    seen_original = set(load_services(seen_file)) if seen_file.is_file() else set()
+    if learned_from is not None:
+        seen_original = set(learned_from)
+    else:
+        seen_original = set(load_services(seen_file)) if seen_file.is_file() else set()
     seen = {variant for variant, source in packs_of.items() if source in seen_original}
     openings = _per_service(openings, limit, lambda o: o.service)
     talks = _per_service(talks, limit, lambda c: c.opening.service) if conversations else []

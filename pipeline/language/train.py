@@ -23,7 +23,7 @@ from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, WEIGHTS, re
 from pipeline.language.sgd_corpus import goal_pairs, read_aliases, read_turns, read_value_words, read_wordings, slot_pairs
 from pipeline.language.spans import Proposal, SpanHead, piece_features, piece_labels
 from pipeline.packs.sgd_schema import load_schema
-from pipeline.values.aliases import ALIASES_FILE, write_aliases
+from pipeline.values.aliases import ALIASES_FILE, ALIASES_NAME, write_aliases
 
 HIDDEN, MIX = 128, 64
 VARIANTS = ("v1", "v2", "v3", "v4", "v5")
@@ -69,41 +69,57 @@ def schemas_of(train: Path) -> list[Path]:
 
 @dataclass
 class Pairs:
-    """One head's pairs as arrays: left rows, the index of each one's right row, labels, and a group
-    per row (0: learned from, 1: held-out turn, 2: a service not learned from)."""
+    """One head's pairs as arrays: left rows, the index of each one's right row, labels, and the turn
+    each row comes from (which rows are learned from is chosen per turn: `Corpus.groups`)."""
     x: np.ndarray
     right: np.ndarray
     index: np.ndarray
     labels: np.ndarray
-    group: np.ndarray
+    turn: np.ndarray
 
 
 @dataclass
 class Tagged:
-    """The span head's rows: each word piece's features and label, and per turn its group, its encoding
-    (to score spans on) and its value spans."""
+    """The span head's rows: each word piece's features, label and turn, and, for the turns held out of
+    every training (`Corpus.held`), their encoding (to score spans on) and value spans."""
     x: np.ndarray
     labels: np.ndarray
-    group: np.ndarray
-    turns: list = field(default_factory=list)  # (group, Encoded, value spans) of held-out turns
+    turn: np.ndarray
+    turns: list = field(default_factory=list)  # (turn, Encoded, value spans)
 
 
-def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int, exclude: set[str],
-            progress=lambda _m: None) -> tuple[Pairs, Pairs, Tagged, int]:
+@dataclass
+class Corpus:
+    """SGD train encoded once. Which rows a training learns from is chosen afterwards (`groups`), so the
+    folds of a cross-validation share one encoding, the slow part."""
+    goal: Pairs
+    slot: Pairs
+    tagged: Tagged
+    services: list[str]      # per turn
+    held: np.ndarray         # per turn: held out of every training (a share of turns, drawn once)
+
+    def groups(self, exclude: set[str]) -> np.ndarray:
+        """Per turn: 0 learned from, 1 a held-out turn, 2 a turn of a service not learned from."""
+        excluded = np.array([s in exclude for s in self.services], bool)
+        return np.where(excluded, 2, np.where(self.held, 1, 0))
+
+
+def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int,
+            progress=lambda _m: None) -> Corpus:
     """Encode the corpus' turns once and make the three heads' rows."""
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     wordings = read_wordings(schemas_of(train))
     turns = read_turns(_dialogues(train, max_dialogues), services, seed=seed)
     rng = random.Random(seed)
-    held = set(rng.sample(range(len(turns)), int(len(turns) * held_out)))
-    group = [2 if t.service in exclude else 1 if i in held else 0 for i, t in enumerate(turns)]
+    held = np.zeros(len(turns), bool)
+    held[rng.sample(range(len(turns)), int(len(turns) * held_out))] = True
     goals, slots = goal_pairs(turns, wordings, seed=seed), slot_pairs(turns, wordings, seed=seed)
     by_turn: dict[int, list] = {}
     for p in slots:
         by_turn.setdefault(p.turn, []).append(p)
     sentence = np.zeros((len(turns), 384), np.float32)
     slot_x, slot_rows = [], []
-    tag_x, tag_labels, tag_group, tag_turns = [], [], [], []
+    tag_x, tag_labels, tag_turn, tag_turns = [], [], [], []
     for k in range(0, len(turns), 512):
         for j, e in enumerate(encode([t.text for t in turns[k:k + 512]])):
             sentence[k + j] = e.sentence
@@ -113,19 +129,20 @@ def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int, 
             values = sorted({(a, b) for a, b, _ in turns[k + j].spans})
             tag_x.append(piece_features(e.pieces).astype(np.float16))
             tag_labels.append(piece_labels(e.offsets, values))
-            tag_group.append(np.full(len(e.pieces), group[k + j]))
-            if group[k + j]:
-                tag_turns.append((group[k + j], e, values))
+            tag_turn.append(np.full(len(e.pieces), k + j))
+            if held[k + j]:
+                tag_turns.append((k + j, e, values))
         progress(f"encoded {min(k + 512, len(turns))}/{len(turns)} turns")
 
     def pairs(rows, x) -> Pairs:
         texts = sorted({p.text for p in rows})
         where = {t: i for i, t in enumerate(texts)}
         return Pairs(x.astype(np.float32), sentence_vectors(texts), np.array([where[p.text] for p in rows]),
-                     np.array([p.label for p in rows], np.float32), np.array([group[p.turn] for p in rows]))
+                     np.array([p.label for p in rows], np.float32), np.array([p.turn for p in rows]))
 
-    tagged = Tagged(np.concatenate(tag_x), np.concatenate(tag_labels), np.concatenate(tag_group), tag_turns)
-    return (pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), tagged, len(turns))
+    tagged = Tagged(np.concatenate(tag_x), np.concatenate(tag_labels), np.concatenate(tag_turn), tag_turns)
+    return Corpus(pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), tagged,
+                  [t.service for t in turns], held)
 
 
 def _module(left: int, right: int, tied: bool):
@@ -151,11 +168,12 @@ def _module(left: int, right: int, tied: bool):
     return Head()
 
 
-def fit(pairs: Pairs, epochs: int, seed: int, tied: bool):
+def fit(pairs: Pairs, group: np.ndarray, epochs: int, seed: int, tied: bool):
+    """Train a pair head on the rows of group 0 (`group`: per row)."""
     import torch
 
     torch.manual_seed(seed)
-    learn = pairs.group == 0
+    learn = group == 0
     x, index, labels = (torch.from_numpy(a[learn]) for a in (pairs.x, pairs.index, pairs.labels))
     table = torch.from_numpy(pairs.right)
     head = _module(pairs.x.shape[1], pairs.right.shape[1], tied)
@@ -191,10 +209,10 @@ def weights(head, tied: bool) -> dict[str, np.ndarray]:
     return out
 
 
-def measure(head, pairs: Pairs, which: int, threshold: float = 0.5) -> dict:
+def measure(head, pairs: Pairs, group: np.ndarray, which: int, threshold: float = 0.5) -> dict:
     import torch
 
-    rows = pairs.group == which
+    rows = group == which
     if not rows.any():
         return {}
     with torch.no_grad():
@@ -223,11 +241,11 @@ def tagger_weights(model) -> dict[str, np.ndarray]:
             "b_out": model[3].bias.detach().numpy().astype(np.float16)}
 
 
-def fit_tagger(tagged: Tagged, epochs: int, seed: int) -> dict[str, np.ndarray]:
+def fit_tagger(tagged: Tagged, group: np.ndarray, epochs: int, seed: int) -> dict[str, np.ndarray]:
     import torch
 
     torch.manual_seed(seed)
-    learn = tagged.group == 0
+    learn = group == 0
     x, labels = torch.from_numpy(tagged.x[learn]), torch.from_numpy(tagged.labels[learn])
     model = tagger_module(x.shape[1])
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -235,11 +253,12 @@ def fit_tagger(tagged: Tagged, epochs: int, seed: int) -> dict[str, np.ndarray]:
     return tagger_weights(model)
 
 
-def measure_spans(head: SpanHead, tagged: Tagged, which: int) -> dict:
-    """Proposed spans against the turns' value spans, exactly (precision, recall) and by overlap (recall)."""
+def measure_spans(head: SpanHead, tagged: Tagged, groups: np.ndarray, which: int) -> dict:
+    """Proposed spans against the held turns' value spans, exactly (precision, recall) and by overlap
+    (recall); `groups`: per turn."""
     proposed = gold = exact = touched = 0
-    for group, encoded, values in tagged.turns:
-        if group != which:
+    for turn, encoded, values in tagged.turns:
+        if groups[turn] != which:
             continue
         found: list[Proposal] = head.proposals(encoded)
         spans = {(p.start, p.end) for p in found}
@@ -252,33 +271,52 @@ def measure_spans(head: SpanHead, tagged: Tagged, which: int) -> dict:
             "overlap_recall": round(touched / gold, 4)}
 
 
+def fit_heads(corpus: Corpus, out: Path, exclude: set[str], epochs: int, seed: int,
+              progress=lambda _m: None) -> LanguageReport:
+    """Train the three heads on the corpus' turns of services not in `exclude` (its held turns aside) and
+    write them under `out`."""
+    groups = corpus.groups(exclude)
+    report = LanguageReport(turns=len(corpus.services), seconds=0.0)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, pairs, tied, file in (("goal", corpus.goal, True, GOAL_HEAD), ("slot", corpus.slot, False, SLOT_HEAD)):
+        group = groups[pairs.turn]
+        progress(f"training the {name} head on {int((group == 0).sum())} pairs")
+        head = fit(pairs, group, epochs, seed, tied)
+        setattr(report, name, HeadReport(pairs=int((group == 0).sum()), held_out=measure(head, pairs, group, 1),
+                                         unseen_services=measure(head, pairs, group, 2)))
+        np.savez_compressed(out / file, **weights(head, tied), threshold=np.array(0.5), seed=np.array(seed))
+        report.written.append(str(out / file))
+    group = groups[corpus.tagged.turn]
+    progress(f"training the span head on {int((group == 0).sum())} word pieces")
+    span_weights = fit_tagger(corpus.tagged, group, epochs, seed)
+    head = SpanHead(span_weights)
+    report.span = HeadReport(pairs=int((group == 0).sum()), held_out=measure_spans(head, corpus.tagged, groups, 1),
+                             unseen_services=measure_spans(head, corpus.tagged, groups, 2))
+    np.savez_compressed(out / SPAN_HEAD, **span_weights, threshold=np.array(0.5), seed=np.array(seed))
+    report.written.append(str(out / SPAN_HEAD))
+    return report
+
+
+def learn_aliases(train: Path, path: Path, max_dialogues: int | None = None, exclude: set[str] = frozenset()) -> Path:
+    """Other names of values (places) and other words for listed values that hold across services, read
+    from the dialogues of the services not in `exclude`."""
+    services = {s.service_name: s for s in load_schema(train / "schema.json") if s.service_name not in exclude}
+    table = read_aliases(_dialogues(train, max_dialogues), services)
+    words = read_value_words(_dialogues(train, max_dialogues), services)
+    return write_aliases(table, words, path)
+
+
 def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None = None, epochs: int = 6,
                    held_out: float = 0.1, seed: int = 0, exclude_services: list[str] | None = None,
                    progress=lambda _message: None) -> LanguageReport:
-    """Train both heads on the split `train` (schema.json, dialogues_*.json[.gz])."""
+    """Train the heads on the split `train` (schema.json, dialogues_*.json[.gz]), services in
+    `exclude_services` left out of them and of the other names of values."""
     started = time.perf_counter()
-    goal, slot, tagged, turns = collect(train, max_dialogues, held_out, seed, set(exclude_services or []), progress)
-    report = LanguageReport(turns=turns, seconds=0.0)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, pairs, tied, file in (("goal", goal, True, GOAL_HEAD), ("slot", slot, False, SLOT_HEAD)):
-        progress(f"training the {name} head on {int((pairs.group == 0).sum())} pairs")
-        head = fit(pairs, epochs, seed, tied)
-        setattr(report, name, HeadReport(pairs=int((pairs.group == 0).sum()), held_out=measure(head, pairs, 1),
-                                         unseen_services=measure(head, pairs, 2)))
-        np.savez_compressed(out / file, **weights(head, tied), threshold=np.array(0.5), seed=np.array(seed))
-        report.written.append(str(out / file))
-    progress(f"training the span head on {int((tagged.group == 0).sum())} word pieces")
-    span_weights = fit_tagger(tagged, epochs, seed)
-    head = SpanHead(span_weights)
-    report.span = HeadReport(pairs=int((tagged.group == 0).sum()), held_out=measure_spans(head, tagged, 1),
-                             unseen_services=measure_spans(head, tagged, 2))
-    np.savez_compressed(out / SPAN_HEAD, **span_weights, threshold=np.array(0.5), seed=np.array(seed))
-    report.written.append(str(out / SPAN_HEAD))
-    # Other names of values (places) and other words for listed values that hold across services.
-    services = {s.service_name: s for s in load_schema(train / "schema.json")}
-    table = read_aliases(_dialogues(train, max_dialogues), services)
-    words = read_value_words(_dialogues(train, max_dialogues), services)
-    report.written.append(str(write_aliases(table, words, ALIASES_FILE if out == WEIGHTS else out / "aliases.yaml")))
+    exclude = set(exclude_services or [])
+    corpus = collect(train, max_dialogues, held_out, seed, progress)
+    report = fit_heads(corpus, out, exclude, epochs, seed, progress)
+    report.written.append(str(learn_aliases(train, ALIASES_FILE if out == WEIGHTS else out / ALIASES_NAME,
+                                            max_dialogues, exclude)))
     reload()
     report.seconds = round(time.perf_counter() - started, 1)
     return report

@@ -23,7 +23,19 @@ from pathlib import Path
 
 import yaml
 
-ALIASES_FILE = Path(__file__).parent / "aliases.yaml"
+from pipeline.settings import settings
+
+ALIASES_NAME = "aliases.yaml"
+ALIASES_FILE = Path(__file__).parent / ALIASES_NAME
+
+
+def aliases_file() -> Path:
+    """The table in use: the one beside a folder of heads (`NESYPLAN_LANGUAGE_WEIGHTS`, written with them
+    by `train-language --out`), else the package's. Heads and the table are learned from the same services."""
+    chosen = settings().language_weights
+    if chosen and (Path(chosen) / ALIASES_NAME).is_file():
+        return Path(chosen) / ALIASES_NAME
+    return ALIASES_FILE
 
 
 def _folded(text: str) -> str:
@@ -32,9 +44,10 @@ def _folded(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _tables() -> dict:
-    if not ALIASES_FILE.is_file():
+    path = aliases_file()
+    if not path.is_file():
         return {}
-    raw = yaml.safe_load(ALIASES_FILE.read_text("utf-8")) or {}
+    raw = yaml.safe_load(path.read_text("utf-8")) or {}
     return raw if isinstance(raw, dict) else {}
 
 
@@ -42,7 +55,7 @@ def _tables() -> dict:
 def aliases() -> dict[str, str]:
     table = _tables().get("aliases", {})
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
-        raise ValueError(f"{ALIASES_FILE}: an `aliases:` mapping of strings is expected")
+        raise ValueError(f"{aliases_file()}: an `aliases:` mapping of strings is expected")
     return {_folded(k): v for k, v in table.items()}
 
 
@@ -51,7 +64,7 @@ def value_words() -> dict[str, list[str]]:
     table = _tables().get("value_words", {})
     if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, list)
                                               and all(isinstance(w, str) for w in v) for k, v in table.items()):
-        raise ValueError(f"{ALIASES_FILE}: a `value_words:` mapping of strings to lists of strings is expected")
+        raise ValueError(f"{aliases_file()}: a `value_words:` mapping of strings to lists of strings is expected")
     return {_folded(k): v for k, v in table.items()}
 
 

@@ -1,0 +1,157 @@
+"""`nesyplan eval-sgd-cv`: leave-services-out cross-validation on SGD train, the figure to steer by.
+
+SGD dev measures a change only once: rules looked at while reading its failures are fitted to it. Here the
+train split's services are cut into folds by domain (the name before `_`: every restaurant service in one
+fold), so a fold holds out domains, not just services whose siblings were learned from. For each fold:
+
+1. the learned parts (goal, slot and span heads; other names of values) are trained on the other folds'
+   services only (`language.train.fit_heads`, `learn_aliases`), the corpus encoded once for every fold;
+2. the held-out services are imported as packs with those parts (a pack's synonyms come from the learned
+   table) and played with `eval-sgd`'s openings, out-of-domain probes and conversations, in a fresh
+   process that loads only that fold's heads.
+
+The folds' counts are pooled (every service is held out by exactly one fold), so the CV figure weighs each
+opening once. What this cannot hold out are rules already written while reading train failures: after this
+yardstick, a rule is written while looking at one fold's failures and kept only if the others gain too.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from pipeline.evaluation.sgd import load_services
+
+FOLD_FILE = "fold.json"
+HEADS = ("goal_head.npz", "slot_head.npz", "span_head.npz", "aliases.yaml")
+
+
+def domain(service: str) -> str:
+    return service.split("_")[0]
+
+
+def make_folds(services: list[str], k: int) -> list[list[str]]:
+    """The services in `k` folds, every service of a domain in the same one. Domains go largest first
+    (then by name) to the fold with the fewest services so far (then the lowest number): deterministic,
+    and the folds come out near the same size.
+
+    >>> make_folds(["Buses_1", "Buses_2", "Events_1", "Hotels_1", "Hotels_2", "Hotels_3", "Media_1"], 2)
+    [['Hotels_1', 'Hotels_2', 'Hotels_3', 'Media_1'], ['Buses_1', 'Buses_2', 'Events_1']]
+    """
+    by_domain: dict[str, list[str]] = {}
+    for s in sorted(services):
+        by_domain.setdefault(domain(s), []).append(s)
+    if not 2 <= k <= len(by_domain):
+        raise ValueError(f"{k} folds of {len(by_domain)} domains: choose between 2 and {len(by_domain)}")
+    folds: list[list[str]] = [[] for _ in range(k)]
+    for name in sorted(by_domain, key=lambda d: (-len(by_domain[d]), d)):
+        smallest = min(range(k), key=lambda i: (len(folds[i]), i))
+        folds[smallest] += by_domain[name]
+    return [sorted(f) for f in folds]
+
+
+def _fold_key(held: list[str], epochs: int, seed: int, corpus: str) -> dict:
+    return {"held_out": held, "epochs": epochs, "seed": seed, "corpus": corpus}
+
+
+def _trained(folder: Path, key: dict) -> bool:
+    """The fold's heads are there and were trained for this fold, these settings and this corpus."""
+    try:
+        made = json.loads((folder / FOLD_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return made.get("key") == key and all((folder / f).is_file() for f in HEADS)
+
+
+def train_folds(train: Path, folds: list[list[str]], work: Path, which: list[int], epochs: int = 6, seed: int = 0,
+                max_dialogues: int | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[int, dict]:
+    """The heads of the folds `which` under `work/foldN`, each trained without its fold's services. Folds
+    already trained there with the same settings are kept (training is deterministic: they would come out
+    the same). Returns each fold's head report."""
+    from pipeline.language.train import collect, fit_heads, learn_aliases
+    from pipeline.values.aliases import ALIASES_NAME
+
+    corpus_id = f"{train.resolve()}:{max_dialogues}"
+    todo = [i for i in which if not _trained(work / f"fold{i}", _fold_key(folds[i], epochs, seed, corpus_id))]
+    reports: dict[int, dict] = {}
+    if todo:
+        corpus = collect(train, max_dialogues, 0.1, seed, progress)
+        for i in todo:
+            folder = work / f"fold{i}"
+            progress(f"fold {i}: training without {', '.join(folds[i])}")
+            report = fit_heads(corpus, folder, set(folds[i]), epochs, seed, progress)
+            learn_aliases(train, folder / ALIASES_NAME, max_dialogues, set(folds[i]))
+            reports[i] = {"goal": report.goal.__dict__, "slot": report.slot.__dict__, "span": report.span.__dict__}
+            (folder / FOLD_FILE).write_text(json.dumps(
+                {"key": _fold_key(folds[i], epochs, seed, corpus_id), "heads": reports[i]}, indent=1), "utf-8")
+        del corpus
+    for i in which:
+        if i not in reports:
+            reports[i] = json.loads((work / f"fold{i}" / FOLD_FILE).read_text("utf-8"))["heads"]
+    return reports
+
+
+def _evaluate_fold(train: Path, held: list[str], learned_from: list[str], heads: Path,
+                   importer: Callable[[Path, Path, list[str]], object], options: dict) -> dict:
+    """In a fresh process: the fold's heads and table are the only ones it loads."""
+    os.environ["NESYPLAN_LANGUAGE_WEIGHTS"] = str(heads)
+    from pipeline.evaluation.sgd import evaluate_sgd
+    from pipeline.settings import settings
+
+    settings.cache_clear()
+    with tempfile.TemporaryDirectory(prefix="nesyplan-cv-") as packs:
+        importer(train / "schema.json", Path(packs), held)
+        return evaluate_sgd(train, Path(packs), services=held, learned_from=set(learned_from), **options)
+
+
+def pooled(summaries: list[dict]) -> dict:
+    """The folds' overall counts added up, and the rates of the sums."""
+    keys = ("openings", "probes", "conversations")
+    totals = {k: sum(s["by"]["all"][k] for s in summaries if "all" in s["by"]) for k in keys}
+    counts: dict[str, int] = {}
+    for s in summaries:
+        for k, v in s["by"].get("all", {}).get("counts", {}).items():
+            counts[k] = counts.get(k, 0) + v
+
+    def rate(part: str, whole: int) -> float | None:
+        return round(counts.get(part, 0) / whole, 4) if whole else None
+    return {**totals, "openings_exact": rate("exact", totals["openings"]),
+            "goal_accuracy": rate("goal_right", totals["openings"]),
+            "slot_precision": rate("true_values", counts.get("given_values", 0)),
+            "slot_recall": rate("true_values", counts.get("gold_values", 0)),
+            "ood_refused": rate("refused", totals["probes"]),
+            "conversation_success": rate("succeeded", totals["conversations"]), "counts": counts}
+
+
+def cross_validate(train: Path, importer: Callable[[Path, Path, list[str]], object], k: int = 3,
+                   only: list[int] | None = None, work: Path | None = None, epochs: int = 6, seed: int = 0,
+                   max_dialogues: int | None = None, options: dict | None = None,
+                   progress: Callable[[str], None] = lambda _m: None) -> dict:
+    """Train each fold's heads without its services, then play its services against them. `importer`
+    (schema, packs folder, services) writes packs (the caller's: evaluation writes none); `options` go to
+    `evaluate_sgd` (limit, probes, conversations, translator ...); `only`: the fold numbers to play (all
+    are made, so the folds do not depend on which are played)."""
+    services = list(load_services(train / "schema.json"))
+    folds = make_folds(services, k)
+    chosen = list(range(k)) if only is None else sorted(set(only))
+    if any(not 0 <= i < k for i in chosen):
+        raise ValueError(f"fold numbers are 0 to {k - 1}")
+    with tempfile.TemporaryDirectory(prefix="nesyplan-cv-heads-") as scratch:
+        root = work or Path(scratch)
+        heads = train_folds(train, folds, root, chosen, epochs, seed, max_dialogues, progress)
+        results = []
+        spawn = multiprocessing.get_context("spawn")
+        for i in chosen:
+            progress(f"fold {i}: playing {', '.join(folds[i])}")
+            learned_from = [s for s in services if s not in folds[i]]
+            with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+                summary = pool.submit(_evaluate_fold, train, folds[i], learned_from, root / f"fold{i}", importer,
+                                      options or {}).result()
+            results.append({"fold": i, "held_out": folds[i], "heads": heads[i], "summary": summary})
+    return {"data": str(train), "folds": k, "played": chosen, "by_domain": True, "epochs": epochs, "seed": seed,
+            "options": options or {}, "cv": pooled([r["summary"] for r in results]), "per_fold": results}
