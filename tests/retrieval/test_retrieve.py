@@ -12,6 +12,7 @@ import yaml
 from pipeline.authoring.scale_pack import scale_requests, scale_spec
 from pipeline.llm.grammar import NONE_LINE, ir_grammar
 from pipeline.packs.pack import load_pack
+from pipeline.retrieval.retrievers import FIRST_THRESHOLD
 from pipeline.retrieval.metrics import evaluate_retrieval, gold_goals
 from pipeline.retrieval.retrievers import build_retriever, trained_model
 
@@ -318,6 +319,7 @@ def test_an_ask_that_points_back_is_judged_with_what_it_points_at(tmp_path):
 
     with packs_of(tmp_path, SIGHTS):
         retriever = get_retriever(load_pack("sights_2"))
+        retriever.first_threshold = FIRST_THRESHOLD  # the mechanism at the threshold of packs with examples
         text = "My kids like museums, can you search for a nice one?"
         told, asked = retriever.clauses(text)
         # neither clause names the goal alone; the request as a whole does (judged by the clauses alone,
@@ -331,8 +333,11 @@ def test_a_clause_that_asks_for_a_goal_is_heard_through_the_story_around_it(tmp_
     from pipeline.retrieval.retrievers import get_retriever
     from tests.schemas import packs_of
 
-    with packs_of(tmp_path, FERRIES):
+    # the mechanism alone: at the threshold of packs with examples, and without the service's own line
+    # (which hears the ferries through this story by itself)
+    with packs_of(tmp_path, [{**FERRIES[0], "description": ""}]):
         retriever = get_retriever(load_pack("ferries_5"))
+        retriever.first_threshold = FIRST_THRESHOLD
         text = "It has rained for days and the kids are climbing the walls, please find ferries to the island."
         # the story blurs the whole below the threshold; the clause that asks names the search on its own, and
         # the goal head vouches for that clause
@@ -403,3 +408,28 @@ def test_values_only_a_search_takes_say_the_request_is_the_search(tmp_path):
         flag = link_values(retriever.pack, online, value_readings(retriever.pack, online, date(2025, 5, 1)))
         assert [r.value for r in flag["teaches_online"].kept] == ["True"]
         assert [g.goal for g in retriever.by_clause(online)] == ["book_lesson"]
+
+
+def test_a_pack_made_from_a_schema_is_matched_by_its_services_line_too_and_at_its_own_threshold(tmp_path):
+    from pipeline.retrieval.retrievers import DESCRIBED_FIRST_THRESHOLD, get_retriever, goal_documents
+    from tests.schemas import packs_of
+
+    text = "we want to get over to one of the islands on Friday"
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    with packs_of(tmp_path / "with", FERRIES):
+        pack = load_pack("ferries_5")
+        docs = [d for g, d in goal_documents(pack) if g == "find_crossings"]
+        assert len(docs) == 2 and docs[1].endswith("Ferry crossings between islands")
+        retriever = get_retriever(pack)
+        assert retriever.first_threshold == DESCRIBED_FIRST_THRESHOLD < FIRST_THRESHOLD
+        with_line = retriever.rank(text)[0].score
+    with packs_of(tmp_path / "without", [{**FERRIES[0], "description": ""}]):
+        pack = load_pack("ferries_5")
+        assert len([g for g, _ in goal_documents(pack) if g == "find_crossings"]) == 1
+        without_line = get_retriever(pack).rank(text)[0].score
+    assert with_line > without_line and with_line >= DESCRIBED_FIRST_THRESHOLD
+    # a pack with example requests is matched by them, at the first threshold
+    quickbooks = get_retriever(load_pack("quickbooks"))
+    assert quickbooks.first_threshold == FIRST_THRESHOLD
+    assert not any(d.endswith(quickbooks.pack.spec.description or "\0") for _, d in goal_documents(quickbooks.pack))
