@@ -134,8 +134,8 @@ def cross_validate(train: Path, importer: Callable[[Path, Path, list[str]], obje
                    progress: Callable[[str], None] = lambda _m: None) -> dict:
     """Train each fold's heads without its services, then play its services against them. `importer`
     (schema, packs folder, services) writes packs (the caller's: evaluation writes none); `options` go to
-    `evaluate_sgd` (limit, probes, conversations, translator ...); `only`: the fold numbers to play (all
-    are made, so the folds do not depend on which are played)."""
+    `evaluate_sgd` (limit, probes, conversations, translator ...); `only`: the fold numbers to train and
+    play (the folds are cut from every service whichever are played, so fold 1 is the same fold alone)."""
     services = list(load_services(train / "schema.json"))
     folds = make_folds(services, k)
     chosen = list(range(k)) if only is None else sorted(set(only))
