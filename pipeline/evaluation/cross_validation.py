@@ -25,14 +25,14 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from pipeline.evaluation.sgd import load_services
+from pipeline.evaluation.sgd import evaluate_sgd, load_services
+from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD
+from pipeline.language.sgd_corpus import domain
+from pipeline.settings import settings
+from pipeline.values.aliases import ALIASES_NAME
 
 FOLD_FILE = "fold.json"
-HEADS = ("goal_head.npz", "slot_head.npz", "span_head.npz", "aliases.yaml")
-
-
-def domain(service: str) -> str:
-    return service.split("_")[0]
+MADE = (GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, ALIASES_NAME)  # what a fold's training writes
 
 
 def make_folds(services: list[str], k: int) -> list[list[str]]:
@@ -59,13 +59,14 @@ def _fold_key(held: list[str], epochs: int, seed: int, corpus: str) -> dict:
     return {"held_out": held, "epochs": epochs, "seed": seed, "corpus": corpus}
 
 
-def _trained(folder: Path, key: dict) -> bool:
-    """The fold's heads are there and were trained for this fold, these settings and this corpus."""
+def _trained(folder: Path, key: dict) -> dict | None:
+    """The report of the fold's heads when they are there and were trained for this fold, these settings
+    and this corpus; else None."""
     try:
         made = json.loads((folder / FOLD_FILE).read_text("utf-8"))
     except (OSError, ValueError):
-        return False
-    return made.get("key") == key and all((folder / f).is_file() for f in HEADS)
+        return None
+    return made.get("heads") if made.get("key") == key and all((folder / f).is_file() for f in MADE) else None
 
 
 def train_folds(train: Path, folds: list[list[str]], work: Path, which: list[int], epochs: int = 6, seed: int = 0,
@@ -74,11 +75,11 @@ def train_folds(train: Path, folds: list[list[str]], work: Path, which: list[int
     already trained there with the same settings are kept (training is deterministic: they would come out
     the same). Returns each fold's head report."""
     from pipeline.language.train import collect, fit_heads, learn_aliases
-    from pipeline.values.aliases import ALIASES_NAME
 
     corpus_id = f"{train.resolve()}:{max_dialogues}"
-    todo = [i for i in which if not _trained(work / f"fold{i}", _fold_key(folds[i], epochs, seed, corpus_id))]
-    reports: dict[int, dict] = {}
+    reports = {i: made for i in which
+               if (made := _trained(work / f"fold{i}", _fold_key(folds[i], epochs, seed, corpus_id))) is not None}
+    todo = [i for i in which if i not in reports]
     if todo:
         corpus = collect(train, max_dialogues, 0.1, seed, progress)
         for i in todo:
@@ -90,20 +91,14 @@ def train_folds(train: Path, folds: list[list[str]], work: Path, which: list[int
             (folder / FOLD_FILE).write_text(json.dumps(
                 {"key": _fold_key(folds[i], epochs, seed, corpus_id), "heads": reports[i]}, indent=1), "utf-8")
         del corpus
-    for i in which:
-        if i not in reports:
-            reports[i] = json.loads((work / f"fold{i}" / FOLD_FILE).read_text("utf-8"))["heads"]
-    return reports
+    return {i: reports[i] for i in which}
 
 
 def _evaluate_fold(train: Path, held: list[str], learned_from: list[str], heads: Path,
                    importer: Callable[[Path, Path, list[str]], object], options: dict) -> dict:
     """In a fresh process: the fold's heads and table are the only ones it loads."""
     os.environ["NESYPLAN_LANGUAGE_WEIGHTS"] = str(heads)
-    from pipeline.evaluation.sgd import evaluate_sgd
-    from pipeline.settings import settings
-
-    settings.cache_clear()
+    settings.cache_clear()  # read again, with the fold's heads
     with tempfile.TemporaryDirectory(prefix="nesyplan-cv-") as packs:
         importer(train / "schema.json", Path(packs), held)
         return evaluate_sgd(train, Path(packs), services=held, learned_from=set(learned_from), **options)

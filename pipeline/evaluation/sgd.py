@@ -37,6 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from pipeline.language.sgd_corpus import domain
 from pipeline.packs.sgd_schema import SgdService, load_schema, pack_name, snake
 from pipeline.evaluation.calls import percentile
 from pipeline.sessions.records import RecordedCall
@@ -433,8 +434,7 @@ def probe_cases(openings: list[Opening], per_service: int) -> dict[str, list[Ope
         by_service[o.service].append(o)
     out = {}
     for service in by_service:
-        domain = service.split("_")[0]
-        others = [by_service[s] for s in sorted(by_service) if s.split("_")[0] != domain]
+        others = [by_service[s] for s in sorted(by_service) if domain(s) != domain(service)]
         picked, i = [], 0
         while len(picked) < per_service and any(i < len(x) for x in others):
             picked += [x[i] for x in others if i < len(x)][: per_service - len(picked)]

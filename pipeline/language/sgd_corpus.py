@@ -132,7 +132,8 @@ class SlotPair:
     label: int
 
 
-def _domain(service: str) -> str:
+def domain(service: str) -> str:
+    """An SGD service's domain: its name before `_` (Hotels_2 -> Hotels)."""
     return service.split("_")[0]
 
 
@@ -145,7 +146,7 @@ def goal_pairs(turns: list[Turn], wordings: Wordings, foreign: int = 3, seed: in
         if turn.starts:
             pairs.append(GoalPair(i, texts[turn.starts], 1))
             pairs += [GoalPair(i, t, 0) for intent, t in texts.items() if intent != turn.starts]
-            strangers = [s for s in names if _domain(s) != _domain(turn.service)]
+            strangers = [s for s in names if domain(s) != domain(turn.service)]
             for stranger in rng.sample(strangers, min(foreign, len(strangers))):
                 pairs.append(GoalPair(i, rng.choice(list(rng.choice(wordings.goals[stranger]).values())), 0))
         elif turn.active in texts:
