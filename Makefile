@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup setup-gemma demo test lint eval fuzz load chaos clean
+.PHONY: setup setup-gemma demo test lint eval fuzz load chaos clean gpu-assets gpu-check
 
 setup: $(STAMP)
 
@@ -51,6 +51,26 @@ chaos: setup
 eval: setup
 	$(BIN)/nesyplan eval --domain quickbooks --dataset ../shared/benchmark/quickbooks/dev.jsonl --translator oracle
 	$(BIN)/nesyplan eval --dataset ../shared/benchmark/flows/dev.jsonl --translator oracle
+
+# The GPU check's inputs (a few MiB, in .gpu/): the LLM inputs of quickbooks dev, the CPU's outputs for them,
+# the packaged model's tokenizer and config. With GGUF=1 the packaged GGUF too (98 MiB: more than one copy to
+# a bare GPU host takes; see README, "Run on a GPU host").
+GPU_DATASET ?= ../shared/benchmark/quickbooks/dev.jsonl
+gpu-assets: setup
+	mkdir -p .gpu
+	$(BIN)/python -m nesyplan.cli bench --path llm --dataset $(GPU_DATASET) --save-inputs .gpu/inputs.jsonl \
+		--save-outputs .gpu/cpu_outputs.json --concurrency 8
+	$(BIN)/python -c "from pipeline.llm.backends import save_model_files; save_model_files('.gpu/model')"
+	if [ "$(GGUF)" = 1 ]; then mkdir -p .gpu/gguf && cp "$$($(BIN)/python -c 'from pipeline.llm.backends import \
+		packaged_model_dir, DEFAULT_GGUF; print(packaged_model_dir() / DEFAULT_GGUF)')" .gpu/gguf/; fi
+
+# On a machine with CUDA, torch and transformers (no network; xgrammar, pydantic-settings and gguf as wheels):
+# the decoder against the loop it replaced, eager against graphs, 32 at once against one at a time, and the
+# GPU's outputs against the CPU's; then the tests marked gpu. Writes $(GPU_OUT) (JSON).
+GPU_OUT ?= .gpu/gpu-check.json
+gpu-check:
+	$(PYTHON) -m pipeline.llm.device_check --assets .gpu --out $(GPU_OUT)
+	$(PYTHON) -m pytest -q -m gpu --noconftest -p no:cacheprovider tests/llm/test_gpu.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

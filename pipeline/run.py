@@ -25,15 +25,11 @@ ALL_STAGES = ("translate", *SYMBOLIC_STAGES)
 
 def backend_for(translator: str):
     """The LLM backend a translator name stands for, configured from the settings."""
-    from pipeline.llm.backends import get_backend
+    from pipeline.llm.backends import BACKENDS, get_backend
 
-    s = settings()
-    if translator == "hf":
-        return get_backend("hf", model=s.hf_model, gguf_file=s.hf_gguf_file)
-    if translator == "openai":
-        return get_backend("openai", base_url=s.openai_base_url, model=s.openai_model,
-                           api_key=s.openai_api_key, send_grammar=s.openai_grammar)
-    raise StageError("translate", "internal", f"unknown translator {translator!r} (hf, openai)")
+    if translator not in BACKENDS:
+        raise StageError("translate", "internal", f"unknown translator {translator!r} ({', '.join(BACKENDS)})")
+    return get_backend(translator, **BACKENDS[translator].options(settings()))
 
 
 def _translate(run: Run, pack: Pack) -> None:
@@ -143,7 +139,7 @@ def warm_up(domains: list[str], translator: str | None = None) -> dict[str, floa
             from pipeline.llm.prompt import render_system_prompt
 
             get_retriever(pack).by_clause("warm up")  # builds the index and loads the embedding model
-            if hasattr(backend, "warm_up"):  # the opening every prompt of the pack shares, and its first goal
+            if backend.capabilities.prompt_prefix_cache:  # the opening every prompt of the pack shares
                 backend.warm_up(render_system_prompt(pack, list(pack.spec.goals)[:1]))
         took[domain] = time.perf_counter() - started
     return took

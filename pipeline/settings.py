@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     language_weights: str | None = None     # a folder of heads (train-language --out) instead of the package's
     constrain: bool = True                  # grammar-constrained decoding
     jump_forward: bool = True               # hf: text the grammar forces goes in one forward pass
+    hf_dtype: str = "auto"                  # hf: auto (float16 on CUDA, float32 on CPU), or a torch dtype
+    llm_batch_rows: int = 0                 # hf: requests decoded together (0: 8 on CPU, 32 on CUDA; 1: none)
+    cuda_graphs: bool = True                # hf on CUDA: decoding steps replayed as captured CUDA graphs
     run_ttl_s: int = 7 * 24 * 3600          # how long the store keeps a Run record
     # A message taken by a worker that dies is given to another after this long: keep it above the
     # longest stage's hard time limit, or a slow stage would run twice.

@@ -16,14 +16,15 @@ from nesyplan.cli.common import app, err_console, wait_for
 from nesyplan.show import console
 from pipeline.packs.pack import PackError, load_pack
 
-BENCH_PATHS = ("queue", "symbolic", "end-to-end")
+BENCH_PATHS = ("queue", "symbolic", "end-to-end", "llm")
 
 
 @app.command()
 def bench(path: str = typer.Option("queue", help="queue: requests/s through Redis with N workers; symbolic: the "
                                                  "symbolic stages in process over --dataset from gold IR, with the "
                                                  "naive planner path for the ratio; end-to-end: every stage from "
-                                                 "the request's words"),
+                                                 "the request's words; llm: the LLM stage alone, one request at a "
+                                                 "time and --concurrency at once"),
           dataset: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
                                                  help="symbolic / end-to-end: the requests (.jsonl), in order"),
           requests: int = typer.Option(60, min=1, help="queue: IR requests per measurement"),
@@ -34,14 +35,79 @@ def bench(path: str = typer.Option("queue", help="queue: requests/s through Redi
                                      "(symbolic: no planner cache, FD per request; end-to-end: token-by-token "
                                      "decoding, no jump-forward)"),
           limit: Optional[int] = typer.Option(None, help="only the first N records"),
+          concurrency: int = typer.Option(8, min=2, help="llm: requests sent at once in the second pass"),
+          inputs: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                help="llm: replay these recorded LLM inputs instead of --dataset"),
+          save_inputs: Optional[Path] = typer.Option(None, dir_okay=False,
+                                                     help="llm: write the LLM inputs recorded from --dataset here"),
+          save_outputs: Optional[Path] = typer.Option(None, dir_okay=False,
+                                                      help="llm: write the one-at-a-time outputs here (JSON, by id)"),
           json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Speed: p50/p90 per stage and requests/s over a stream of requests (symbolic, end-to-end), or the
     queue's throughput with N worker processes (queue)."""
     if path not in BENCH_PATHS:
         raise typer.BadParameter(f"unknown path {path!r} (available: {', '.join(BENCH_PATHS)})", param_hint="--path")
+    if path == "llm":
+        return _bench_llm(dataset, inputs, save_inputs, save_outputs, domain, translator, concurrency, limit,
+                          json_out)
     if path != "queue":
         return _bench_stream(path, dataset, domain, translator, naive, limit, json_out)
     _bench_queue(requests, workers, domain)
+
+
+def _bench_llm(dataset: Optional[Path], inputs_file: Optional[Path], save_inputs: Optional[Path],
+               save_outputs: Optional[Path], domain: str, translator: str, concurrency: int, limit: Optional[int],
+               json_out: bool) -> None:
+    from pipeline.llm.load import differences, load_inputs, replay, save_inputs as save
+    from pipeline.run import backend_for
+
+    if (dataset is None) == (inputs_file is None):
+        raise typer.BadParameter("give --dataset (requests to record the LLM inputs of) or --inputs (recorded)",
+                                 param_hint="--dataset")
+    try:
+        if inputs_file is not None:
+            llm_inputs = load_inputs(inputs_file)[:limit]
+        else:
+            from pipeline.evaluation.datasets import load_dataset
+            from pipeline.evaluation.llm_inputs import record_llm_inputs
+
+            records = load_dataset(dataset)[:limit]
+            with err_console.status("recording the LLM inputs of the requests...", spinner="dots"):
+                llm_inputs = record_llm_inputs(records, domain)
+    except (PackError, ValueError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    if save_inputs is not None:
+        save(llm_inputs, save_inputs)
+    with err_console.status(f"loading the {translator} backend...", spinner="dots"):
+        backend = backend_for(translator)
+        if llm_inputs:
+            backend.warm_up(llm_inputs[0].system)
+    with err_console.status(f"{len(llm_inputs)} requests one at a time...", spinner="dots"):
+        alone = replay(backend, llm_inputs, 1)
+    if save_outputs is not None:
+        save_outputs.write_text(json.dumps(alone.outputs, indent=1))
+    with err_console.status(f"{len(llm_inputs)} requests, {concurrency} at once...", spinner="dots"):
+        together = replay(backend, llm_inputs, concurrency)
+    differ = differences(alone.outputs, together.outputs)
+    caps = backend.capabilities
+    report = {"path": "llm", "device": caps.device, "batching": caps.batching, "one_at_a_time": alone.summary(),
+              "concurrent": together.summary(), "same_outputs": len(alone.outputs) - len(differ),
+              "different_outputs": differ,
+              "throughput_ratio": round(together.summary()["requests_per_s"] / alone.summary()["requests_per_s"], 2)
+              if alone.wall_s and together.wall_s and alone.seconds else None}
+    if json_out:
+        print(json.dumps(report, indent=2))
+        return
+    table = Table("pass", "requests", "requests/s", "p50 ms", "p90 ms", "errors",
+                  title=f"llm stage on {caps.device} ({'batched' if caps.batching else 'one at a time'})")
+    for label, summary in (("one at a time", report["one_at_a_time"]), (f"{concurrency} at once", report["concurrent"])):
+        table.add_row(label, str(summary["requests"]), str(summary["requests_per_s"]), str(summary["p50_ms"]),
+                      str(summary["p90_ms"]), str(summary["errors"]))
+    console.print(table)
+    console.print(f"throughput {report['throughput_ratio']}x one at a time; outputs the same as one at a time: "
+                  f"{report['same_outputs']} of {len(alone.outputs)}"
+                  + (f" (different: {', '.join(differ[:10])})" if differ else ""), markup=False, highlight=False)
 
 
 def _bench_stream(path: str, dataset: Optional[Path], domain: str, translator: str, naive: bool,
@@ -84,15 +150,14 @@ def _bench_stream(path: str, dataset: Optional[Path], domain: str, translator: s
 
         def warmed_up() -> None:  # each pass starts where a freshly started worker would
             backend = backend_for(translator)
-            if hasattr(backend, "forget_prompts"):
-                backend.forget_prompts()
+            backend.forget_prompts()
             warm_up(domains, translator)
 
         with err_console.status(f"loading the {translator} backend and warming up...", spinner="dots"):
             warmed_up()
         report = streamed(f"end to end ({translator})", end_to_end_stream, translator)
         backend = backend_for(translator)
-        if naive and hasattr(backend, "jump_forward"):  # the same stream, decoding every token
+        if naive and backend.capabilities.jump_forward:  # the same stream, decoding every token
             warmed_up()
             backend.jump_forward = False
             try:

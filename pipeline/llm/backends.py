@@ -1,6 +1,7 @@
 """LLM backends: `hf` (transformers, in process; CUDA when present) and `openai` (any OpenAI-compatible
 server). Both take a static prompt prefix (the system message: instructions, the pack, the examples), the
-request's own message, and optionally an EBNF grammar the output must follow.
+request's own message, and optionally an EBNF grammar the output must follow. Each declares what it can do
+(`Capabilities`), and callers ask that rather than the backend's name.
 """
 
 from __future__ import annotations
@@ -17,10 +18,23 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.llm.batching import BatchDecoder, Job
+from pipeline.llm.slots import slots_supported
 from pipeline.settings import settings
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PREFIX_CACHE_SIZE = 16  # model states of static prompts kept (~30 MB each for the packaged model)
+GPU_PREFIX_CACHE_SIZE = 256  # on a GPU (half as large each in float16, and the card has room)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does, declared, as unified-planning's engines declare what they support."""
+    grammar: bool               # its output always follows the grammar it is given (no check and retry)
+    batching: bool              # concurrent requests share forward passes (continuous batching)
+    device: str                 # cpu, cuda, or remote
+    prompt_prefix_cache: bool   # a static prompt opening is computed once (`warm_up` computes it ahead)
+    jump_forward: bool          # text the grammar forces is appended without decoding (and can be turned off)
 
 
 @dataclass
@@ -63,6 +77,17 @@ def packaged_tokenizer():
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(packaged_model_dir()), gguf_file=DEFAULT_GGUF)
+
+
+def save_model_files(folder: Path) -> None:
+    """The packaged model's tokenizer and config, without its weights (a few MiB): enough to build a model
+    of the same shape elsewhere (`make gpu-assets`)."""
+    from transformers import AutoConfig
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    packaged_tokenizer().save_pretrained(folder)
+    AutoConfig.from_pretrained(str(packaged_model_dir()), gguf_file=DEFAULT_GGUF).save_pretrained(folder)
 
 
 def model_cache_dir() -> Path:
@@ -111,13 +136,32 @@ def dequantized(model: str, gguf_file: str, dtype) -> Path | None:
     return target
 
 
+def model_dtype(name: str, device: str):
+    """The weights' dtype: `auto` is float16 on CUDA and float32 on a CPU; or a torch dtype by name
+    (bfloat16 is several times faster for batched matrix work on a CPU with AVX-512 BF16 or AMX)."""
+    import torch
+
+    if name == "auto":
+        return torch.float16 if device.startswith("cuda") else torch.float32
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"NESYPLAN_HF_DTYPE={name!r} is not a torch dtype (auto, float32, bfloat16, float16)")
+    return dtype
+
+
 class HFBackend:
     """A transformers model, loaded once per process. The KV cache of the system message is computed
-    once and copied for each request, so a request pays only for its own tokens."""
+    once and copied for each request, so a request pays only for its own tokens. Requests from several
+    threads are decoded together (`batching.BatchDecoder`) where the model's attention allows it."""
 
     name = "hf"
 
-    def __init__(self, model: str | None = None, gguf_file: str | None = None, device: str | None = None):
+    @staticmethod
+    def options(s) -> dict:
+        return {"model": s.hf_model, "gguf_file": s.hf_gguf_file}
+
+    def __init__(self, model: str | None = None, gguf_file: str | None = None, device: str | None = None,
+                 batch_rows: int | None = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -125,18 +169,29 @@ class HFBackend:
             model, gguf_file = PACKAGED_MODELS[model or DEFAULT_MODEL]()
         self.model_id = f"{model}/{gguf_file}" if gguf_file else model
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = torch.float16 if self.device == "cuda" else torch.float32
+        dtype = model_dtype(settings().hf_dtype, self.device)
         cached = dequantized(model, gguf_file, dtype) if gguf_file else None
         source, kwargs = (str(cached), {}) if cached else (model, {"gguf_file": gguf_file} if gguf_file else {})
         self.tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
         self.model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs).to(self.device)
         self.model.eval()
+        self.vocab_size = self.model.config.vocab_size
         self._prefix_cache: OrderedDict[str, tuple] = OrderedDict()
         self._grammar_compiler = None
         self._tokenizer_info = None
+        self._compile_lock = threading.Lock()
         # Jump-forward decoding (NESYPLAN_JUMP_FORWARD; `bench` turns it off for its token-by-token pass).
         self.jump_forward = settings().jump_forward
-        self._lock = threading.Lock()  # one generation at a time per loaded model
+        self.cuda_graphs = settings().cuda_graphs
+        self._lock = threading.Lock()  # the model and the prompt cache: one user at a time
+        rows = batch_rows or settings().llm_batch_rows or (32 if self.device == "cuda" else 8)
+        self.unbatched_reason = slots_supported(self.model)
+        self.decoder = BatchDecoder(self, rows) if self.unbatched_reason is None else None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(grammar=True, batching=self.decoder is not None and self.decoder.max_rows > 1,
+                            device=self.device, prompt_prefix_cache=True, jump_forward=True)
 
     # --- prompt ----------------------------------------------------------------------------------
     def _split_prompt(self, system: str, user: str) -> tuple[str, str]:
@@ -180,7 +235,7 @@ class HFBackend:
         with torch.no_grad():
             state = self.model(ids[:, shared:], past_key_values=state, use_cache=True).past_key_values
         self._prefix_cache[prefix] = (ids, state)
-        if len(self._prefix_cache) > PREFIX_CACHE_SIZE:
+        if len(self._prefix_cache) > (PREFIX_CACHE_SIZE if self.device == "cpu" else GPU_PREFIX_CACHE_SIZE):
             self._prefix_cache.popitem(last=False)
         return ids, state, ids.shape[1] - shared
 
@@ -202,15 +257,47 @@ class HFBackend:
     def _compiled(self, grammar: str):
         import xgrammar as xgr
 
-        if self._grammar_compiler is None:
-            self._tokenizer_info = xgr.TokenizerInfo.from_huggingface(
-                self.tokenizer, vocab_size=self.model.config.vocab_size)
-            self._grammar_compiler = xgr.GrammarCompiler(self._tokenizer_info,
-                                                         max_threads=max(1, (os.cpu_count() or 2) // 2))
-        return self._grammar_compiler.compile_grammar(grammar)
+        with self._compile_lock:
+            if self._grammar_compiler is None:
+                self._tokenizer_info = xgr.TokenizerInfo.from_huggingface(
+                    self.tokenizer, vocab_size=self.vocab_size)
+                self._grammar_compiler = xgr.GrammarCompiler(self._tokenizer_info,
+                                                             max_threads=max(1, (os.cpu_count() or 2) // 2))
+            return self._grammar_compiler.compile_grammar(grammar)
 
     # --- generation ------------------------------------------------------------------------------
     def complete(self, system: str, user: str, grammar: str | None = None, max_new_tokens: int = 160) -> Completion:
+        """Greedy decoding of the answer (under the grammar when one is given). Any number of threads may
+        call this at once: their requests are decoded together."""
+        if self.decoder is None:
+            return self._complete_alone(system, user, grammar, max_new_tokens)
+        started = time.perf_counter()
+        job = Job(system=system, user=user, grammar=grammar, max_new_tokens=max_new_tokens,
+                  stop=frozenset(self._stop_ids()), jump_forward=self.jump_forward)
+        if self.device != "cpu":  # no OpenMP pool to disturb: each caller prepares its own, in parallel
+            self.prepare(job)
+        job = self.decoder.decode(job)
+        text = self.tokenizer.decode(job.new, skip_special_tokens=True)
+        return Completion(text=text, prompt_tokens=job.prompt_tokens, new_tokens=len(job.new),
+                          seconds=time.perf_counter() - started, stats=job.stats)
+
+    def prepare(self, job: Job) -> None:
+        """A job's prompt split into the cached prefix and its own tokens, and its grammar matcher (done by
+        the thread that runs the forward passes, between steps: work on other threads at the same time
+        would take a core from the forward pass's OpenMP threads, which then wait for each other)."""
+        import xgrammar as xgr
+
+        job.prepared = True
+        job.prefix, rest = self._split_prompt(job.system, job.user)
+        job.own_ids = self.tokenizer(rest, add_special_tokens=False)["input_ids"]
+        if job.grammar is not None:
+            t0 = time.perf_counter()
+            job.matcher = xgr.GrammarMatcher(self._compiled(job.grammar), override_stop_tokens=sorted(job.stop))
+            job.stats["grammar_compile_s"] = time.perf_counter() - t0
+
+    def _complete_alone(self, system: str, user: str, grammar: str | None, max_new_tokens: int) -> Completion:
+        """One request at a time, through transformers' own cache: for models whose attention the batched
+        rows cannot express (`slots.slots_supported`)."""
         import torch
 
         with self._lock:
@@ -292,9 +379,9 @@ class HFBackend:
         stats.update(decoded_tokens=decoded, forced_tokens=forced, mask_s=mask_s, forward_s=forward_s)
         return new
 
-    def _forced_run(self, matcher, room: int) -> list[int]:
+    def _forced_run(self, matcher, room: int, jump_forward: bool | None = None) -> list[int]:
         """The tokens of the text the grammar forces next (all but the last), accepted by the matcher."""
-        if not self.jump_forward:
+        if not (self.jump_forward if jump_forward is None else jump_forward):
             return []
         text = matcher.find_jump_forward_string()
         if not text:
@@ -313,6 +400,11 @@ class OpenAIBackend:
 
     name = "openai"
 
+    @staticmethod
+    def options(s) -> dict:
+        return {"base_url": s.openai_base_url, "model": s.openai_model, "api_key": s.openai_api_key,
+                "send_grammar": s.openai_grammar}
+
     def __init__(self, base_url: str, model: str, api_key: str = "none", send_grammar: bool = True,
                  timeout_s: float = 120.0):
         from openai import OpenAI
@@ -320,6 +412,15 @@ class OpenAIBackend:
         self.client = OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=2)
         self.model_id = model
         self.send_grammar = send_grammar
+        # The server decides how it batches and where it runs; the grammar is enforced only if it is sent.
+        self.capabilities = Capabilities(grammar=send_grammar, batching=False, device="remote",
+                                         prompt_prefix_cache=False, jump_forward=False)
+
+    def warm_up(self, system: str) -> None:
+        """Nothing to compute ahead here: the server keeps its own state."""
+
+    def forget_prompts(self) -> None:
+        """No prompt state is kept here."""
 
     def complete(self, system: str, user: str, grammar: str | None = None, max_new_tokens: int = 160) -> Completion:
         started = time.perf_counter()
@@ -334,19 +435,20 @@ class OpenAIBackend:
                           seconds=time.perf_counter() - started)
 
 
+# The backends by translator name: each class declares its settings (`options`) and, once made, what it
+# can do (`capabilities`).
+BACKENDS: dict[str, type] = {"hf": HFBackend, "openai": OpenAIBackend}
+
 _backends: dict[tuple, object] = {}
 _backends_lock = threading.Lock()
 
 
 def get_backend(kind: str, **options):
     """One loaded backend per kind and options per process."""
+    if kind not in BACKENDS:
+        raise ValueError(f"unknown LLM backend {kind!r} ({', '.join(BACKENDS)})")
     key = (kind, tuple(sorted(options.items())))
     with _backends_lock:
         if key not in _backends:
-            if kind == "hf":
-                _backends[key] = HFBackend(**options)
-            elif kind == "openai":
-                _backends[key] = OpenAIBackend(**options)
-            else:
-                raise ValueError(f"unknown LLM backend {kind!r} (hf, openai)")
+            _backends[key] = BACKENDS[kind](**options)
         return _backends[key]

@@ -103,7 +103,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
                  llm_s=completion.seconds)
     raw = completion.text.strip() + "\n" if completion.text.strip() else ""
     attempts = 1
-    grammar_enforced = constrain and (getattr(backend, "name", "") == "hf" or getattr(backend, "send_grammar", False))
+    grammar_enforced = constrain and backend.capabilities.grammar
     rejection = _rejection(raw, pack)
     stats["first_output_valid"] = rejection is None
     if not grammar_enforced and rejection is not None:
