@@ -22,7 +22,9 @@ class Settings(BaseSettings):
     openai_base_url: str = "http://127.0.0.1:8001/v1"
     openai_model: str = "nesyplan"
     openai_api_key: str = "none"
-    openai_grammar: bool = True             # the server reads a `grammar` field (llama.cpp, serve-llm)
+    openai_grammar: bool = True             # the server enforces a grammar sent with the request
+    # ... in which field: grammar (llama.cpp, serve-llm), structured_outputs (vLLM >= 0.12), guided_grammar
+    openai_grammar_field: str = "grammar"
     # `retrieve`: retrieval picks the goals, the LLM fills arguments; `shortlist`: the LLM picks among the
     # top `shortlist_k` retrieved goals; `llm`: the LLM picks among all of the pack's goals.
     goal_choice: str = "retrieve"

@@ -17,14 +17,37 @@ def serve_llm(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(80
               model: Optional[str] = typer.Option(None, help="HF model id or path (default: packaged SmolLM2)"),
               gguf_file: Optional[str] = typer.Option(None, help="GGUF file inside --model")) -> None:
     """Serve the hf backend as an OpenAI-compatible endpoint (/v1/chat/completions, with `grammar`),
-    so many workers share one loaded model. The API's keys guard it; without keys it serves only on a
-    loopback address."""
+    so many workers share one loaded model, their requests decoded together. The API's keys guard it;
+    without keys it serves only on a loopback address."""
+    import signal
+    import threading
+
     import uvicorn
 
+    from pipeline.llm.backends import get_backend
     from workers.llm_server import make_app
 
     _refuse_an_open_public_address(host)
-    uvicorn.run(make_app(model, gguf_file), host=host, port=port)
+    backend = get_backend("hf", model=model, gguf_file=gguf_file)
+    server = uvicorn.Server(uvicorn.Config(make_app(model, gguf_file), host=host, port=port))
+    if backend.decoder is None:  # a model decoded one request at a time: nothing to drive
+        server.run()
+        return
+    # The HTTP server on a thread, the forward passes on this one (the process's first thread: see
+    # BatchDecoder.decode). SIGINT and SIGTERM stop both.
+    stop = threading.Event()
+
+    def shut_down(*_) -> None:
+        server.should_exit = True
+        stop.set()
+
+    signal.signal(signal.SIGTERM, shut_down)
+    signal.signal(signal.SIGINT, shut_down)
+    serving = threading.Thread(target=lambda: (server.run(), stop.set()), name="serve-llm-http", daemon=True)
+    serving.start()
+    backend.decoder.drive(stop)
+    server.should_exit = True
+    serving.join(timeout=15)
 
 
 @app.command()

@@ -23,7 +23,9 @@ from pipeline.llm.slots import slots_supported
 from pipeline.settings import settings
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-PREFIX_CACHE_SIZE = 16  # model states of static prompts kept (~30 MB each for the packaged model)
+# Model states of static prompts kept (~28 MB each for the packaged model in float32, at most ~1.8 GB): a
+# pack's prompts differ by the goals they show, and a state computed again costs ~100 ms on 2 cores.
+PREFIX_CACHE_SIZE = 64
 GPU_PREFIX_CACHE_SIZE = 256  # on a GPU (half as large each in float16, and the card has room)
 
 
@@ -394,21 +396,33 @@ class HFBackend:
         return run
 
 
+# How a grammar travels in an OpenAI-compatible request, by server (NESYPLAN_OPENAI_GRAMMAR_FIELD).
+GRAMMAR_FIELDS = {
+    "grammar": lambda grammar: {"grammar": grammar},                                       # llama.cpp, serve-llm
+    "structured_outputs": lambda grammar: {"structured_outputs": {"grammar": grammar}},    # vLLM 0.12 and later
+    "guided_grammar": lambda grammar: {"guided_grammar": grammar},                         # vLLM before 0.12
+}
+
+
 class OpenAIBackend:
-    """Any OpenAI-compatible chat server. With `send_grammar`, the grammar goes along as `grammar` (what
-    llama.cpp's server and `nesyplan serve-llm` read); otherwise the caller checks and retries."""
+    """Any OpenAI-compatible chat server. With `send_grammar`, the grammar goes along in the field the server
+    reads (`grammar_field`: GRAMMAR_FIELDS); otherwise the caller checks the answer and retries."""
 
     name = "openai"
 
     @staticmethod
     def options(s) -> dict:
         return {"base_url": s.openai_base_url, "model": s.openai_model, "api_key": s.openai_api_key,
-                "send_grammar": s.openai_grammar}
+                "send_grammar": s.openai_grammar, "grammar_field": s.openai_grammar_field}
 
     def __init__(self, base_url: str, model: str, api_key: str = "none", send_grammar: bool = True,
-                 timeout_s: float = 120.0):
+                 timeout_s: float = 120.0, grammar_field: str = "grammar"):
         from openai import OpenAI
 
+        if grammar_field not in GRAMMAR_FIELDS:
+            raise ValueError(f"unknown grammar field {grammar_field!r} (NESYPLAN_OPENAI_GRAMMAR_FIELD: "
+                             f"{', '.join(GRAMMAR_FIELDS)})")
+        self.grammar_field = grammar_field
         self.client = OpenAI(base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=2)
         self.model_id = model
         self.send_grammar = send_grammar
@@ -424,7 +438,7 @@ class OpenAIBackend:
 
     def complete(self, system: str, user: str, grammar: str | None = None, max_new_tokens: int = 160) -> Completion:
         started = time.perf_counter()
-        extra = {"grammar": grammar} if grammar is not None and self.send_grammar else None
+        extra = GRAMMAR_FIELDS[self.grammar_field](grammar) if grammar is not None and self.send_grammar else None
         response = self.client.chat.completions.create(
             model=self.model_id, temperature=0, max_tokens=max_new_tokens, extra_body=extra,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])

@@ -117,22 +117,40 @@ class SlotCache:
 
 @dataclass
 class Layout:
-    """Where a packed step's tokens sit in the attention grid [rows, k]: the flat grid index of each
-    packed token, and which columns each grid cell reads."""
+    """Where a packed step's tokens go in attention. Rows of few tokens (a decoded token and what the grammar
+    forced after it) share one grid [rows, k], padded to the longest of them; a row of many (a new prompt)
+    is computed alone, so that its length never pads the others'."""
     k: int
-    cells: object     # [tokens] long: row * k + position in the row's tokens
-    bias: object      # [rows, 1, k, width] float32: 0 where a cell reads a column, -inf where it does not
-                      # (repeated per query head of a key head at the first layer)
+    grid_rows: object        # [rows in the grid] long (rows of the step), or None for all of them
+    grid_tokens: object      # [their tokens] long: positions in the packed sequence
+    cells: object            # [their tokens] long: row-in-grid * k + position in the row's tokens
+    bias: object             # [grid rows, 1, k, width] float32: 0 where a cell reads a column, else -inf
+    long_rows: list          # (row of the step, first packed token, count, bias [1, 1, count, length + count])
 
 
+LONG_ROW = 16  # tokens past which a row's attention is computed on its own
 ROWS_ATTENTION = "nesyplan_rows"
 
 
-def rows_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
-    """Attention for a packed step (`slot_layout` given): the packed queries are laid out one row per
-    request (a small grid; the matrix work around attention stays unpadded), and each row reads its own
-    columns. Any other call is plain SDPA attention (prompt prefixes go through transformers' cache)."""
+def _attend(queries, key, value, bias, scale: float):
+    """Attention of queries [rows, heads, q, dim] over key/value [rows, kv_heads, width, dim] with an additive
+    bias [rows, 1, q, width]. The query heads that share a key head read it in one product (SDPA's CPU
+    kernels are slow at these small shapes, bfloat16 above all); softmax in float32."""
     import torch
+
+    rows, heads, q, dim = queries.shape
+    kv_heads = key.shape[1]
+    groups = heads // kv_heads
+    grouped = queries.reshape(rows, kv_heads, groups * q, dim)
+    scores = torch.matmul(grouped, key.transpose(-1, -2)).float() * scale
+    scores = (scores.view(rows, kv_heads, groups, q, -1) + bias[:, :, None]).view(rows, kv_heads, groups * q, -1)
+    out = torch.matmul(torch.softmax(scores, dim=-1).to(value.dtype), value)
+    return out.view(rows, heads, q, dim)
+
+
+def rows_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
+    """Attention for a packed step (`slot_layout` given): each row's queries read that row's own columns.
+    Any other call is plain SDPA attention (prompt prefixes go through transformers' cache)."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     layout: Layout | None = kwargs.get("slot_layout")
@@ -140,22 +158,23 @@ def rows_attention(module, query, key, value, attention_mask, dropout: float = 0
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       **kwargs)
     heads, dim = query.shape[1], query.shape[3]
-    rows, kv_heads = key.shape[0], key.shape[1]
-    groups = heads // kv_heads
+    scale = scaling or dim ** -0.5
     packed = query[0].transpose(0, 1)                                   # [tokens, heads, dim]
-    grid = packed.new_zeros((rows * layout.k, heads, dim))
-    grid[layout.cells] = packed
-    # [rows, kv_heads, groups * k, dim]: the query heads that share a key head read it in one product (SDPA's
-    # CPU kernels are slow at these small shapes, bfloat16 above all).
-    grid = grid.view(rows, layout.k, kv_heads, groups, dim).permute(0, 2, 3, 1, 4).reshape(
-        rows, kv_heads, groups * layout.k, dim)
-    if layout.bias.shape[2] != groups * layout.k:  # once per step: the same mask for each query head of a group
-        layout.bias = layout.bias.repeat(1, 1, groups, 1)
-    scores = torch.matmul(grid, key.transpose(-1, -2)).float() * (scaling or dim ** -0.5) + layout.bias
-    weights = torch.softmax(scores, dim=-1).to(value.dtype)
-    out = torch.matmul(weights, value)                                   # [rows, kv_heads, groups * k, dim]
-    out = out.view(rows, kv_heads, groups, layout.k, dim).permute(0, 3, 1, 2, 4).reshape(
-        rows * layout.k, heads, dim)[layout.cells]
+    out = packed.new_empty(packed.shape)
+    if layout.grid_tokens is not None:
+        rows = layout.bias.shape[0]
+        grid = packed.new_zeros((rows * layout.k, heads, dim))
+        grid[layout.cells] = packed[layout.grid_tokens]
+        grid = grid.view(rows, layout.k, heads, dim).transpose(1, 2)    # [rows, heads, k, dim]
+        keys, values = ((key, value) if layout.grid_rows is None else
+                        (key.index_select(0, layout.grid_rows), value.index_select(0, layout.grid_rows)))
+        result = _attend(grid, keys, values, layout.bias, scale)
+        out[layout.grid_tokens] = result.transpose(1, 2).reshape(rows * layout.k, heads, dim)[layout.cells]
+    for row, start, count, bias in layout.long_rows:
+        width = bias.shape[-1]
+        queries = packed[start:start + count].transpose(0, 1)[None]     # [1, heads, count, dim]
+        result = _attend(queries, key[row:row + 1, :, :width], value[row:row + 1, :, :width], bias, scale)
+        out[start:start + count] = result[0].transpose(0, 1)
     return out[None], None
 
 
@@ -167,6 +186,18 @@ def use_rows_attention(model) -> None:
     AttentionInterface.register(ROWS_ATTENTION, rows_attention)
     AttentionMaskInterface.register(ROWS_ATTENTION, sdpa_mask)
     model.config._attn_implementation = ROWS_ATTENTION
+
+
+def _bias(lengths: list[int], counts: list[int], k: int, width: int, device):
+    """[rows, 1, k, width]: cell (i, j) reads row i's columns up to its own (length + j); a padding cell
+    (j >= count) reads column 0 only (its output is dropped)."""
+    import torch
+
+    lengths_t = torch.tensor(lengths, device=device)[:, None]
+    positions = torch.arange(k, device=device)[None, :]
+    reach = torch.where(positions < torch.tensor(counts, device=device)[:, None], lengths_t + positions, 0)
+    readable = torch.arange(width, device=device)[None, None, :] <= reach[:, :, None]
+    return torch.zeros(readable.shape, device=device).masked_fill_(~readable, float("-inf"))[:, None]
 
 
 def _layer_states(state, layer: int):
@@ -222,28 +253,39 @@ class StepRunner:
     def _run_packed(self, step: Step):
         torch = self.torch
         device = self.cache.device
-        n, k = step.n, step.k
         counts = [len(t) for t in step.tokens]
+        starts = [sum(counts[:i]) for i in range(len(counts))]
         tokens = [token for row_tokens in step.tokens for token in row_tokens]
-        cells = torch.tensor([i * k + j for i, count in enumerate(counts) for j in range(count)], device=device)
         rows = torch.tensor([step.lo + i for i, count in enumerate(counts) for _ in range(count)], device=device)
         columns = torch.tensor([length + j for length, count in zip(step.lengths, counts) for j in range(count)],
                                device=device)
         width = max(length + count for length, count in zip(step.lengths, counts))
-        # Grid cell (i, j) reads row i's columns up to its own; a padding cell reads column 0 (dropped anyway).
-        reach = torch.tensor(step.lengths, device=device)[:, None] + torch.arange(k, device=device)[None, :]
-        reach = torch.where(torch.arange(k, device=device)[None, :] < torch.tensor(counts, device=device)[:, None],
-                            reach, 0)
-        readable = torch.arange(width, device=device)[None, None, :] <= reach[:, :, None]
-        bias = torch.zeros(readable.shape, device=device).masked_fill_(~readable, float("-inf"))[:, None]
-        self.cache.bind(slice(step.lo, step.lo + n), rows, columns, width)
+        self.cache.bind(slice(step.lo, step.lo + step.n), rows, columns, width)
         no_mask = torch.zeros((1, 1, 1, 1), dtype=self.cache.dtype, device=device)  # the layout is the mask
         ends = torch.tensor(counts, device=device).cumsum(0) - 1
         with torch.no_grad():
             hidden = self.decoder(input_ids=torch.tensor([tokens], device=device), attention_mask=no_mask,
                                   position_ids=columns[None], past_key_values=self.cache, use_cache=True,
-                                  slot_layout=Layout(k, cells, bias)).last_hidden_state
+                                  slot_layout=self._layout(step, counts, starts, width)).last_hidden_state
             return self.head(hidden[0, ends])
+
+    def _layout(self, step: Step, counts: list[int], starts: list[int], width: int) -> Layout:
+        torch = self.torch
+        device = self.cache.device
+        short = [i for i, count in enumerate(counts) if count <= LONG_ROW]
+        long_rows = []
+        for i, count in enumerate(counts):
+            if count > LONG_ROW:
+                length = step.lengths[i]
+                long_rows.append((i, starts[i], count, _bias([length], [count], count, length + count, device)))
+        if not short:
+            return Layout(0, None, None, None, None, long_rows)
+        k = max(counts[i] for i in short)
+        grid_tokens = torch.tensor([starts[i] + j for i in short for j in range(counts[i])], device=device)
+        cells = torch.tensor([n * k + j for n, i in enumerate(short) for j in range(counts[i])], device=device)
+        grid_rows = None if len(short) == len(counts) else torch.tensor(short, device=device)
+        bias = _bias([step.lengths[i] for i in short], [counts[i] for i in short], k, width, device)
+        return Layout(k, grid_rows, grid_tokens, cells, bias, long_rows)
 
     def _tensors(self, step: Step, rows: int, k: int, pad_length: int):
         torch = self.torch

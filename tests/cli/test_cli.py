@@ -128,6 +128,29 @@ def test_bench_streams_the_symbolic_stages_with_the_naive_path_beside(tmp_path):
     assert report["speedup"] == round(report["naive_p50_ms"] / report["p50_ms"], 1)
 
 
+def test_bench_llm_records_the_inputs_and_replays_them_one_at_a_time_and_at_once(tmp_path):
+    dataset = tmp_path / "requests.jsonl"
+    dataset.write_text("".join(json.dumps({"id": f"r{i}", "query": q, "today": "2024-10-15"}) + "\n" for i, q in
+                               enumerate(["invoice 300 dollars for piano lessons", "what did we spend in March 2024?",
+                                          "email Dana about the overdue invoice"])))
+    saved, outputs = tmp_path / "inputs.jsonl", tmp_path / "outputs.json"
+    result = runner.invoke(app, ["bench", "--path", "llm", "--dataset", str(dataset), "--concurrency", "3",
+                                 "--save-inputs", str(saved), "--save-outputs", str(outputs), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["one_at_a_time"]["requests"] == report["concurrent"]["requests"] == 3
+    assert report["same_outputs"] == 3 and report["different_outputs"] == []
+    assert report["device"] == "cpu" and report["batching"] is True
+    assert [json.loads(line)["id"] for line in saved.read_text().splitlines()] == ["r0", "r1", "r2"]
+    assert set(json.loads(outputs.read_text())) == {"r0", "r1", "r2"}
+    replayed = runner.invoke(app, ["bench", "--path", "llm", "--inputs", str(saved), "--limit", "1", "--json"])
+    assert replayed.exit_code == 0 and json.loads(replayed.stdout)["one_at_a_time"]["requests"] == 1
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"not": "an input"}\n')
+    refused = runner.invoke(app, ["bench", "--path", "llm", "--inputs", str(broken)])
+    assert refused.exit_code == 2 and "LLM inputs" in refused.output
+
+
 def test_bench_without_a_dataset_says_so():
     result = runner.invoke(app, ["bench", "--path", "symbolic"])
     assert result.exit_code == 2

@@ -58,6 +58,19 @@ def test_the_server_follows_a_grammar(server):
     assert response.usage.completion_tokens >= 1
 
 
+def test_concurrent_requests_get_what_each_gets_alone(server, pack):
+    """The server's main thread decodes the requests of its HTTP threads together."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    backend = OpenAIBackend(base_url=server, model="nesyplan", send_grammar=True)
+    queries = ["invoice 300 dollars for piano lessons", "what did we spend in March 2024?",
+               "email Dana about the overdue invoice", "show me last quarter's profit and loss"]
+    alone = [translate(q, pack, backend, "2024-10-15").raw for q in queries]
+    with ThreadPoolExecutor(len(queries)) as pool:
+        together = list(pool.map(lambda q: translate(q, pack, backend, "2024-10-15").raw, queries))
+    assert together == alone and all(alone)
+
+
 def test_translate_through_the_openai_backend_with_a_grammar(server, pack):
     backend = OpenAIBackend(base_url=server, model="nesyplan", send_grammar=True)
     translation = translate("invoice 300 dollars for piano lessons", pack, backend, "2024-10-15")

@@ -206,7 +206,9 @@ def test_docker_compose_file_is_valid_and_locked_down(tmp_path):
     result = _compose(tmp_path, "config")
     assert result.returncode == 0, result.stderr
     config = yaml.safe_load(result.stdout)["services"]
-    assert set(config) == {"redis", "api", "worker-llm", "worker-symbolic", "flower"}
+    # What `up` starts without a profile (compose v1 lists profiled services too, marked).
+    assert {name for name, service in config.items() if not service.get("profiles")} == {
+        "redis", "api", "worker-llm", "worker-symbolic", "flower"}
     assert "ports" not in config["redis"] and "--requirepass" in " ".join(config["redis"]["command"])
     assert all(str(p).startswith("127.0.0.1:") or p.get("host_ip") == "127.0.0.1"
                for p in config["flower"]["ports"]) and "--basic_auth" in " ".join(config["flower"]["command"])
@@ -216,6 +218,18 @@ def test_docker_compose_file_is_valid_and_locked_down(tmp_path):
     for name in ("redis", "flower"):  # the placeholder is refused before the server starts
         assert "!= change-me" in " ".join(config[name]["command"])
     assert "livez" in " ".join(config["api"]["healthcheck"]["test"]) and "ping" in " ".join(config["redis"]["healthcheck"]["test"])
+    # The LLM behind a server: the product's own (profile served-llm) or vLLM on a GPU host (profile vllm),
+    # the grammar sent in the field each reads; neither server is published.
+    profiled = _compose(tmp_path, "--profile", "served-llm", "--profile", "vllm", "config")
+    assert profiled.returncode == 0, profiled.stderr
+    config = yaml.safe_load(profiled.stdout)["services"]
+    for worker, server, field in (("worker-llm-served", "llm-server", "grammar"),
+                                  ("worker-llm-vllm", "vllm", "structured_outputs")):
+        environment = config[worker]["environment"]
+        assert environment["NESYPLAN_TRANSLATOR"] == "openai" and f"//{server}:" in environment["NESYPLAN_OPENAI_BASE_URL"]
+        assert environment["NESYPLAN_OPENAI_GRAMMAR_FIELD"] == field
+        assert "ports" not in config[server]
+    assert config["vllm"]["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
     assert re.search(r"^USER (?!root)\w+", (PROJECT_ROOT / "Dockerfile").read_text(), re.MULTILINE)
     assert ".env" in (PROJECT_ROOT / ".dockerignore").read_text().split()  # never built into the image
     assert ".env" in (PROJECT_ROOT / ".gitignore").read_text().split()
