@@ -50,8 +50,8 @@ class Job:
 
 
 class BatchDecoder:
-    """Owns the model's forward passes for one backend: a thread that admits queued jobs into free rows,
-    steps every row, and hands each finished job back to the thread that submitted it."""
+    """The forward passes of one backend: whichever thread drives (see `decode`) admits queued jobs into
+    free rows, steps every row, and hands each finished job back to the thread that submitted it."""
 
     def __init__(self, backend, max_rows: int):
         import torch
@@ -87,9 +87,7 @@ class BatchDecoder:
             self._queue.append(job)
             self._cond.notify_all()
         while not job.done.is_set():
-            if self._dedicated:
-                job.done.wait()
-            elif self._driver.acquire(blocking=False):
+            if not self._dedicated and self._driver.acquire(blocking=False):
                 try:
                     while not job.done.is_set():
                         self._iterate_once()
@@ -97,10 +95,10 @@ class BatchDecoder:
                     self._driver.release()
                     with self._cond:
                         self._cond.notify_all()  # another waiting thread takes over
-            else:
-                with self._cond:  # woken when a job finishes or the driver lets go
-                    if not job.done.is_set() and (self._driver.locked() and not self._dedicated):
-                        self._cond.wait()
+                continue
+            with self._cond:  # woken when jobs finish or the driving thread lets go
+                while not job.done.is_set() and (self._dedicated or self._driver.locked()):
+                    self._cond.wait()
         if job.error is not None:
             raise job.error
         return job
@@ -127,28 +125,26 @@ class BatchDecoder:
             joining = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
         with self.backend._lock:  # the prompt cache and the model, shared with warm-up
             finished = self._iterate(joining)
-        if finished and not self._dedicated:
+        if finished:
             with self._cond:
-                self._cond.notify_all()  # their threads may be waiting to drive
+                self._cond.notify_all()  # their threads are waiting
 
     def _iterate(self, joining: list[Job]) -> int:
-        """One step of every row; how many jobs finished."""
-        staying = len(self.active)
+        """Admit the joining jobs into rows, then one step of every row (the new rows' prompts with the old
+        rows' next tokens); how many jobs finished."""
+        failed = 0
         for job in joining:
             try:
                 self._admit(job, row=len(self.active))
             except Exception as exc:  # noqa: BLE001 - the job's caller gets the error
                 job.finish(exc)
-            if not job.done.is_set():
+            if job.done.is_set():
+                failed += 1
+            else:
                 self.active.append(job)
-        admitted = self.active[staying:]
-        # One step for every row, the new rows' prompts with the old rows' next tokens: packed on a CPU (no
-        # padding at all), padded on CUDA (where a step costs its launch, not its size, and is one graph).
-        groups = [(0, self.active)]
-        for lo, jobs in groups:
-            if jobs:
-                self._advance(lo, jobs)
-        return self._release() + len(joining) - len(admitted)
+        if self.active:
+            self._advance(self.active)
+        return self._release() + failed
 
     def _admit(self, job: Job, row: int) -> None:
         started = time.perf_counter()
@@ -171,9 +167,9 @@ class BatchDecoder:
         if job.max_new_tokens <= 0 or not job.pending:
             job.finish()
 
-    def _advance(self, lo: int, jobs: list[Job]) -> None:
+    def _advance(self, jobs: list[Job]) -> None:
         torch, xgr = self._torch, self._xgr
-        step = Step(lo, [job.pending for job in jobs], [job.length for job in jobs],
+        step = Step([job.pending for job in jobs], [job.length for job in jobs],
                     longest=max(job.length + len(job.pending) for job in self.active))
         t0 = time.perf_counter()
         try:

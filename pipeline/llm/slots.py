@@ -28,9 +28,8 @@ def bucket(n: int, sizes: tuple[int, ...]) -> int | None:
 
 @dataclass
 class Step:
-    """One forward pass over rows [lo, lo+n): each row's tokens (padded to k), how many of them are real,
-    and the row's length before the step (where its first token goes)."""
-    lo: int
+    """One forward pass over rows [0, n): each row's tokens and the row's length before the step (where
+    its first token goes)."""
     tokens: list[list[int]]
     lengths: list[int]
     longest: int = 0  # the longest row in use, in the step or not (graphed steps write past the others)
@@ -237,18 +236,18 @@ class StepRunner:
     def run(self, step: Step):
         """Logits [n, vocab] (float32) of each row's last real token."""
         needed = max(length + len(tokens) for length, tokens in zip(step.lengths, step.tokens))
-        if self.graphs and self.graph_error is None and step.lo == 0:  # a late joiner's prompt runs eagerly
+        if self.graphs and self.graph_error is None:
             try:
                 return self._run_graphed(step, needed)
             except Exception as exc:  # noqa: BLE001 - a step that cannot be captured still runs eagerly
                 self.graph_error = f"{type(exc).__name__}: {exc}"[:300]
                 self._captured.clear()
         width = -(-needed // COLUMN_QUANTUM) * COLUMN_QUANTUM
-        self.cache.reserve(step.lo + step.n, width)
+        self.cache.reserve(step.n, width)
         if self.packed:
             return self._run_packed(step).float()
         tokens, counts, lengths = self._tensors(step, step.n, step.k, pad_length=0)
-        return self._forward(step.lo, step.n, tokens, counts, lengths, needed).float()
+        return self._forward(step.n, tokens, counts, lengths, needed).float()
 
     def _run_packed(self, step: Step):
         torch = self.torch
@@ -256,11 +255,11 @@ class StepRunner:
         counts = [len(t) for t in step.tokens]
         starts = [sum(counts[:i]) for i in range(len(counts))]
         tokens = [token for row_tokens in step.tokens for token in row_tokens]
-        rows = torch.tensor([step.lo + i for i, count in enumerate(counts) for _ in range(count)], device=device)
+        rows = torch.tensor([i for i, count in enumerate(counts) for _ in range(count)], device=device)
         columns = torch.tensor([length + j for length, count in zip(step.lengths, counts) for j in range(count)],
                                device=device)
         width = max(length + count for length, count in zip(step.lengths, counts))
-        self.cache.bind(slice(step.lo, step.lo + step.n), rows, columns, width)
+        self.cache.bind(slice(0, step.n), rows, columns, width)
         no_mask = torch.zeros((1, 1, 1, 1), dtype=self.cache.dtype, device=device)  # the layout is the mask
         ends = torch.tensor(counts, device=device).cumsum(0) - 1
         with torch.no_grad():
@@ -298,8 +297,8 @@ class StepRunner:
         device = self.cache.device
         return tokens.to(device), counts.to(device), lengths.to(device)
 
-    def _forward(self, lo: int, rows: int, tokens, counts, lengths, width: int):
-        """The decoder over rows [lo, lo+rows) with the given inputs (device tensors); shapes only depend
+    def _forward(self, rows: int, tokens, counts, lengths, width: int):
+        """The decoder over rows [0, rows) with the given inputs (device tensors); shapes only depend
         on (rows, k, width), so that a capture of it replays for any values."""
         torch = self.torch
         k = tokens.shape[1]
@@ -307,8 +306,8 @@ class StepRunner:
         readable = torch.arange(width, device=tokens.device)[None, None, :] <= columns[:, :, None]
         mask = torch.zeros(readable.shape, dtype=self.cache.dtype, device=tokens.device)
         mask = mask.masked_fill(~readable, torch.finfo(self.cache.dtype).min)[:, None]  # [rows, 1, k, width]
-        write_rows = (lo + torch.arange(rows, device=tokens.device))[:, None]
-        self.cache.bind(slice(lo, lo + rows), write_rows, columns, width)
+        write_rows = torch.arange(rows, device=tokens.device)[:, None]
+        self.cache.bind(slice(0, rows), write_rows, columns, width)
         with torch.no_grad():
             hidden = self.decoder(input_ids=tokens, attention_mask=mask, position_ids=columns,
                                   past_key_values=self.cache, use_cache=True).last_hidden_state
@@ -352,9 +351,9 @@ class StepRunner:
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
             for _ in range(2):
-                self._forward(0, rows, tokens, counts, lengths, width)
+                self._forward(rows, tokens, counts, lengths, width)
         torch.cuda.current_stream().wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            out = self._forward(0, rows, tokens, counts, lengths, width)
+            out = self._forward(rows, tokens, counts, lengths, width)
         return graph, tokens, counts, lengths, out

@@ -52,9 +52,9 @@ def test_requests_at_once_share_steps_and_write_what_each_writes_alone(hf, input
     rows_seen = []
     original = hf.decoder._advance
 
-    def advance(lo, jobs):
+    def advance(jobs):
         rows_seen.append(len(jobs))
-        return original(lo, jobs)
+        return original(jobs)
 
     hf.decoder._advance = advance
     try:
@@ -129,3 +129,34 @@ def test_backends_declare_what_they_can_do(hf):
     assert not remote.capabilities.grammar and remote.capabilities.device == "remote"
     with pytest.raises(ValueError, match="grammar field"):
         OpenAIBackend(base_url="http://127.0.0.1:9/v1", model="m", grammar_field="guided_regex")
+
+
+def test_the_graphed_steps_bucketing_writes_what_the_packed_steps_write(hf, inputs, monkeypatch):
+    """The CUDA path's bookkeeping on the CPU: rows, tokens and width rounded up to buckets, rows past the
+    step's own writing into spare columns; a capture here replays eagerly what a CUDA graph would replay."""
+    runner = hf.decoder.runner
+    alone = replay(hf, inputs, 1)
+
+    class Replayed:
+        def __init__(self, rows, k, width):
+            import torch
+
+            self.args = (rows, torch.zeros((rows, k), dtype=torch.long), torch.ones(rows, dtype=torch.long),
+                         torch.full((rows,), width - k, dtype=torch.long), width)
+            self.out = runner._forward(*self.args)
+
+        def replay(self):
+            self.out.copy_(runner._forward(*self.args))
+
+    def capture(rows, k, width):
+        graph = Replayed(rows, k, width)
+        return graph, graph.args[1], graph.args[2], graph.args[3], graph.out
+
+    monkeypatch.setattr(runner, "_capture", capture)
+    monkeypatch.setattr(runner, "packed", False)
+    monkeypatch.setattr(runner, "graphs", True)
+    together = replay(hf, inputs, len(inputs))
+    assert runner.graph_error is None
+    assert any(rows > 1 for rows, _, _ in runner._captured)  # batched shapes were "captured"
+    assert differences(alone.outputs, together.outputs) == []
+    runner._captured.clear()
