@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     max_queued_runs: int = 200              # per key: runs not yet ended
     max_session_messages: int = 60          # per session
     llm_max_prompt_chars: int = 16000       # serve-llm: larger prompts get 413
-    llm_max_waiting: int = 8                # serve-llm: requests in or waiting for the model; more get 429
+    llm_max_waiting: int = 64               # serve-llm: requests in or waiting for the model; more get 429
 
 
 @lru_cache(maxsize=1)

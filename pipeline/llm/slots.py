@@ -19,7 +19,7 @@ from dataclasses import dataclass
 ROW_BUCKETS = (1, 2, 4, 8, 16, 32, 64)
 TOKEN_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 COLUMN_QUANTUM = 256  # the width grows in these steps on CPU (no reallocation per token)
-GRAPH_MIN_WIDTH = 1024  # the narrowest graphed width (prompts are longer than this anyway)
+GRAPH_MIN_WIDTH = 1024  # the narrowest graphed width (most prompts fit in it, with room to write)
 
 
 def bucket(n: int, sizes: tuple[int, ...]) -> int | None:
