@@ -68,6 +68,7 @@ class BatchDecoder:
             use_rows_attention(model)
         self.runner = StepRunner(model, self.cache, packed=not on_cuda, graphs=on_cuda and backend.cuda_graphs)
         self.bitmask = xgr.allocate_token_bitmask(max_rows, backend.vocab_size)
+        self._scratch = xgr.allocate_token_bitmask(1, backend.vocab_size)
         self._xgr, self._torch = xgr, torch
         self._queue: deque[Job] = deque()
         self._cond = threading.Condition()
@@ -211,10 +212,31 @@ class BatchDecoder:
                if matcher is not None else [])
         job.stats["forced_tokens"] += len(run)
         job.new.extend(run)
+        job.pending = [token, *run]
+        while (job.jump_forward and matcher is not None and len(job.new) < job.max_new_tokens
+               and not matcher.is_terminated()):
+            # Jump-forward by token: where the grammar allows one token only, the model's choice is known
+            # without its logits; take it now, and where it is the stop token, the output is complete.
+            only = self._only_token(matcher)
+            if only is None or not matcher.accept_token(only):
+                break
+            if matcher.is_terminated():
+                break
+            job.new.append(only)
+            job.pending.append(only)
+            job.stats["forced_tokens"] += 1
         if len(job.new) >= job.max_new_tokens or (matcher is not None and matcher.is_terminated()):
             job.finish()
-            return
-        job.pending = [token, *run]
+
+    def _only_token(self, matcher) -> int | None:
+        """The one token the matcher allows next, or None where it allows more."""
+        matcher.fill_next_token_bitmask(self._scratch, 0)
+        words = self._scratch[0].nonzero()
+        if len(words) != 1:
+            return None
+        index = int(words[0])
+        word = int(self._scratch[0, index]) & 0xFFFFFFFF
+        return index * 32 + word.bit_length() - 1 if word & (word - 1) == 0 else None
 
     def _release(self) -> int:
         """Drop finished rows; the last row moves into each freed place so the rows in use stay [0, n)."""

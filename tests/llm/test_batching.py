@@ -40,11 +40,15 @@ def inputs(pack):
 
 
 def test_one_request_alone_writes_what_the_loop_through_the_model_cache_writes(hf, inputs):
+    loop_steps = steps = 0
     for item in inputs[:3]:
         loop = hf._complete_alone(item.system, item.user, item.grammar, item.max_new_tokens)
         batched = hf.complete(item.system, item.user, item.grammar, item.max_new_tokens)
         assert batched.text == loop.text and batched.text
         assert batched.stats["rows_per_step"] == 1.0
+        loop_steps, steps = loop_steps + loop.stats["decoded_tokens"], steps + batched.stats["steps"]
+    # Where the grammar allows one token only, no step is spent on it.
+    assert steps < loop_steps
 
 
 def test_requests_at_once_share_steps_and_write_what_each_writes_alone(hf, inputs):
