@@ -187,8 +187,7 @@ class HFBackend:
         self.cuda_graphs = settings().cuda_graphs
         self._lock = threading.Lock()  # the model and the prompt cache: one user at a time
         rows = batch_rows or settings().llm_batch_rows or (32 if self.device == "cuda" else 8)
-        self.unbatched_reason = slots_supported(self.model)
-        self.decoder = BatchDecoder(self, rows) if self.unbatched_reason is None else None
+        self.decoder = BatchDecoder(self, rows) if slots_supported(self.model) is None else None
 
     @property
     def capabilities(self) -> Capabilities:

@@ -23,7 +23,7 @@ import platform
 import time
 from pathlib import Path
 
-from pipeline.llm.load import LLMInput, differences, load_inputs, replay
+from pipeline.llm.load import differences, load_inputs, replay
 
 SEED = 1234
 
@@ -46,21 +46,6 @@ def _model_source(assets: Path, work: Path) -> tuple[str, str | None, str]:
     return str(target), None, "a model of the packaged model's shape and tokenizer, seeded random weights"
 
 
-def _timed(backend, inputs: list[LLMInput], complete) -> tuple[dict[str, str], list[float]]:
-    outputs, seconds = {}, []
-    for item in inputs:
-        started = time.perf_counter()
-        outputs[item.id] = complete(item.system, item.user, item.grammar, item.max_new_tokens).text
-        seconds.append(time.perf_counter() - started)
-    return outputs, seconds
-
-
-def _quantiles(seconds: list[float]) -> dict:
-    ordered = sorted(seconds)
-    pick = lambda q: round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000, 1)  # noqa: E731
-    return {"requests": len(ordered), "p50_ms": pick(0.5), "p90_ms": pick(0.9)}
-
-
 def run_check(assets: Path, work: Path, limit: int | None, concurrency: int, baseline_limit: int) -> dict:
     import torch
 
@@ -81,16 +66,16 @@ def run_check(assets: Path, work: Path, limit: int | None, concurrency: int, bas
 
     # Before: one request at a time through transformers' own cache (the loop this decoder replaced).
     some = inputs[:baseline_limit]
-    before, before_s = _timed(backend, some, backend._complete_alone)
-    report["one_at_a_time_loop"] = _quantiles(before_s)
+    loop = replay(backend, some, 1, complete=backend._complete_alone)
+    report["one_at_a_time_loop"] = loop.summary()
 
     # The batch decoder, one request at a time: CUDA graphs, then eager.
-    graphed, graphed_s = _timed(backend, inputs, backend.complete)
-    report["graphed_alone"] = {**_quantiles(graphed_s), "graph_error": backend.decoder.runner.graph_error}
+    graphed = replay(backend, inputs, 1)
+    report["graphed_alone"] = {**graphed.summary(), "graph_error": backend.decoder.runner.graph_error}
     backend.decoder.runner.graphs = False
-    eager, eager_s = _timed(backend, some, backend.complete)
+    eager = replay(backend, some, 1)
     backend.decoder.runner.graphs = True
-    report["eager_alone"] = _quantiles(eager_s)
+    report["eager_alone"] = eager.summary()
 
     # Many at once: this thread runs the forward passes, `concurrency` clients wait for their answers.
     # The first pass captures the graphs of the batch shapes it meets; the second is measured.
@@ -101,16 +86,16 @@ def run_check(assets: Path, work: Path, limit: int | None, concurrency: int, bas
     report["graphs_captured"] = len(backend.decoder.runner._captured)
 
     report["same_outputs"] = {
-        "graphed_vs_loop": _same(before, graphed),
-        "graphed_vs_eager": _same(eager, graphed),
-        "concurrent_vs_alone": _same(graphed, together.outputs),
+        "graphed_vs_loop": _same(loop.outputs, graphed.outputs),
+        "graphed_vs_eager": _same(eager.outputs, graphed.outputs),
+        "concurrent_vs_alone": _same(graphed.outputs, together.outputs),
     }
     reference = assets / "cpu_outputs.json"
     if gguf_file and reference.is_file():
-        cpu = {key: value for key, value in json.loads(reference.read_text()).items() if key in graphed}
-        report["same_outputs"]["gpu_vs_cpu"] = _same(cpu, graphed)
-        report["gpu_vs_cpu_differences"] = [{"id": key, "cpu": cpu.get(key), "gpu": graphed.get(key)}
-                                            for key in differences(cpu, graphed)][:20]
+        cpu = {key: value for key, value in json.loads(reference.read_text()).items() if key in graphed.outputs}
+        report["same_outputs"]["gpu_vs_cpu"] = _same(cpu, graphed.outputs)
+        report["gpu_vs_cpu_differences"] = [{"id": key, "cpu": cpu.get(key), "gpu": graphed.outputs.get(key)}
+                                            for key in differences(cpu, graphed.outputs)][:20]
     return report
 
 

@@ -59,15 +59,15 @@ def load_inputs(path: Path) -> list[LLMInput]:
         raise ValueError(f"{path}: not LLM inputs as `bench --path llm --save-inputs` writes them ({exc})") from None
 
 
-def replay(backend, inputs: list[LLMInput], concurrency: int = 1) -> Replay:
-    """Send every input through `backend.complete`: in order from this thread (concurrency 1), or from
-    `concurrency` client threads at once while this thread runs the forward passes (the backend's batch
-    decoder, where it has one: see `BatchDecoder.decode` for why this thread)."""
+def replay(backend, inputs: list[LLMInput], concurrency: int = 1, complete=None) -> Replay:
+    """Send every input through `backend.complete` (or `complete`, one at a time only): in order from this
+    thread (concurrency 1), or from `concurrency` client threads at once while this thread runs the forward
+    passes (the backend's batch decoder, where it has one: see `BatchDecoder.decode` for why this thread)."""
     result = Replay(concurrency=concurrency)
     started = time.perf_counter()
     if concurrency <= 1:
         for item in inputs:
-            _one(backend, item, result)
+            _one(complete or backend.complete, item, result)
         result.wall_s = time.perf_counter() - started
         return result
     work: queue.Queue = queue.Queue()
@@ -80,7 +80,7 @@ def replay(backend, inputs: list[LLMInput], concurrency: int = 1) -> Replay:
                 item = work.get_nowait()
             except queue.Empty:
                 return
-            _one(backend, item, result)
+            _one(backend.complete, item, result)
 
     clients = [threading.Thread(target=client, name=f"llm-client-{i}", daemon=True) for i in range(concurrency)]
     decoder = getattr(backend, "decoder", None) if backend.capabilities.batching else None
@@ -102,10 +102,10 @@ def replay(backend, inputs: list[LLMInput], concurrency: int = 1) -> Replay:
     return result
 
 
-def _one(backend, item: LLMInput, result: Replay) -> None:
+def _one(complete, item: LLMInput, result: Replay) -> None:
     started = time.perf_counter()
     try:
-        completion = backend.complete(item.system, item.user, item.grammar, item.max_new_tokens)
+        completion = complete(item.system, item.user, item.grammar, item.max_new_tokens)
     except Exception as exc:  # noqa: BLE001 - counted and shown, the other requests go on
         result.errors[item.id] = f"{type(exc).__name__}: {exc}"[:300]
         return

@@ -16,7 +16,7 @@ REQUESTS = [
     "Send an invoice for 2k for the deck repair, then get me on the phone about it",
     "what did we spend in the first quarter of 2024?",
     "change Maria Lopez's email to maria@lopez.org",
-    "show me the profit and loss for last month",
+    "how did the business do over the past month, income against costs",
     "bill Acme 340 dollars for the window install and email me when it's paid",
     "how do I export my reports",
 ]
