@@ -139,7 +139,8 @@ class Analysis(BaseModel):
     goals: list[dict] = Field([], description="the goals chosen, with score, the words they came from and the "
                                              "words pointed back at")
     values: list[ValueAnalysis] = []
-    learned: dict[str, bool] = Field({}, description="which learned heads took part (goal, value)")
+    learned: dict[str, bool] = Field({}, description="which learned parts took part (goal, value, span, "
+                                                     "tagger: the fine-tuned argument tagger)")
     seconds: float = 0.0
 
 

@@ -35,6 +35,7 @@ class Settings(BaseSettings):
     # on services it never saw it picks worse than retrieval does (README, "Language analysis").
     learned_goals: bool = False
     learned_values: bool = True
+    learned_tagger: bool = True             # the argument tagger reads values where one is trained
     learned_gate: bool = True               # the goal head takes in a request retrieval found no goal for
     language_weights: str | None = None     # a folder of heads (train-language --out) instead of the package's
     constrain: bool = True                  # grammar-constrained decoding

@@ -289,6 +289,8 @@ def eval_sgd_cv_command(data: Path = typer.Option(Path("../shared/benchmark/sgd/
                                                                  "them when trained with the same settings"),
                         max_dialogues: Optional[int] = typer.Option(None, min=1, help="train on the first N "
                                                                                       "dialogues only (a smoke run)"),
+                        tagger_examples: int = typer.Option(0, min=0, help="train each fold's argument tagger on "
+                                                                           "this many examples (0: none)"),
                         json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Leave-services-out cross-validation on SGD train: the learned parts trained without a fold of whole
     domains, its services imported and played as `eval-sgd` plays them. The figure to steer by; SGD dev is
@@ -301,7 +303,8 @@ def eval_sgd_cv_command(data: Path = typer.Option(Path("../shared/benchmark/sgd/
     with err_console.status("cross-validating") as status:
         try:
             result = cross_validate(data, import_services, folds, fold, work, epochs, max_dialogues=max_dialogues,
-                                    options=options, progress=lambda m: status.update(m))
+                                    options=options, progress=lambda m: status.update(m),
+                                    tagger_examples=tagger_examples)
         except (SgdSchemaError, ValueError, FileNotFoundError) as exc:
             err_console.print(f"[red]{escape(str(exc))}[/]")
             raise typer.Exit(2)

@@ -77,6 +77,8 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
                            epochs: int = typer.Option(6, min=1),
                            exclude: list[str] = typer.Option([], help="services not learned from (to measure "
                                                                       "the heads on services they never saw)"),
+                           tagger_examples: int = typer.Option(12000, min=0, help="examples the argument tagger "
+                                                                                  "is fine-tuned on (0: none)"),
                            json_out: bool = typer.Option(False, "--json")) -> None:
     """Train the language heads (which goal a text asks for; which span is which argument's value) on SGD
     train, and print how they do on the turns held out."""
@@ -88,7 +90,8 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
     try:
         with err_console.status("training the language heads...", spinner="dots") as status:
             report = train_language(data, out or WEIGHTS, max_dialogues=max_dialogues, epochs=epochs,
-                                    exclude_services=exclude, progress=lambda m: status.update(m))
+                                    exclude_services=exclude, tagger_examples=tagger_examples,
+                                    progress=lambda m: status.update(m))
     except (ValueError, OSError) as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
@@ -100,6 +103,9 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
         r = getattr(report, name)
         console.print(f"{name} head: learned from {r.pairs} pairs; held-out turns {r.held_out}; services "
                       f"not learned from {r.unseen_services or '-'}", markup=False)
+    if report.tagger:
+        console.print(f"argument tagger: {report.tagger['examples']} examples in {report.tagger['seconds']}s; "
+                      f"measured on {report.tagger['held_out']}", markup=False)
     for path in report.written:
         console.print(f"wrote {path}", markup=False)
 

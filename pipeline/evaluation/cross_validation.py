@@ -28,10 +28,12 @@ from pathlib import Path
 from pipeline.evaluation.sgd import evaluate_sgd, load_services
 from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD
 from pipeline.language.sgd_corpus import domain
+from pipeline.language.tagger import TAGGER
 from pipeline.settings import settings
 from pipeline.values.aliases import ALIASES_NAME
 
 FOLD_FILE = "fold.json"
+TAGGER_FILE = "tagger.json"
 MADE = (GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, ALIASES_NAME)  # what a fold's training writes
 
 
@@ -70,8 +72,10 @@ def _trained(folder: Path, key: dict) -> dict | None:
 
 
 def train_folds(train: Path, folds: list[list[str]], work: Path, which: list[int], epochs: int = 6, seed: int = 0,
-                max_dialogues: int | None = None, progress: Callable[[str], None] = lambda _m: None) -> dict[int, dict]:
-    """The heads of the folds `which` under `work/foldN`, each trained without its fold's services. Folds
+                max_dialogues: int | None = None, progress: Callable[[str], None] = lambda _m: None,
+                tagger_examples: int = 0) -> dict[int, dict]:
+    """The heads of the folds `which` under `work/foldN`, each trained without its fold's services (and the
+    argument tagger on `tagger_examples` examples, when that is not 0: `train_fold_taggers`). Folds
     already trained there with the same settings are kept (training is deterministic: they would come out
     the same). Returns each fold's head report."""
     from pipeline.language.train import collect, fit_heads, learn_aliases
@@ -91,13 +95,44 @@ def train_folds(train: Path, folds: list[list[str]], work: Path, which: list[int
             (folder / FOLD_FILE).write_text(json.dumps(
                 {"key": _fold_key(folds[i], epochs, seed, corpus_id), "heads": reports[i]}, indent=1), "utf-8")
         del corpus
+    if tagger_examples:
+        for i, report in train_fold_taggers(train, folds, work, which, tagger_examples, seed, max_dialogues,
+                                            progress).items():
+            reports[i] = {**reports[i], "tagger": report}
     return {i: reports[i] for i in which}
 
 
+def train_fold_taggers(train: Path, folds: list[list[str]], work: Path, which: list[int], examples: int,
+                       seed: int = 0, max_dialogues: int | None = None,
+                       progress: Callable[[str], None] = lambda _m: None) -> dict[int, dict]:
+    """Each fold's argument tagger beside its heads, kept (with a key of its own, `TAGGER_FILE`) while the
+    fold and the settings are the same: a fold's heads serve runs with and without a tagger."""
+    from pipeline.language.train_tagger import train_argument_tagger
+
+    reports = {}
+    for i in which:
+        folder = work / f"fold{i}"
+        key = {"held_out": folds[i], "examples": examples, "seed": seed, "corpus": f"{train.resolve()}:{max_dialogues}"}
+        try:
+            made = json.loads((folder / TAGGER_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            made = {}
+        if made.get("key") == key and (folder / TAGGER).is_file():
+            reports[i] = made["report"]
+            continue
+        progress(f"fold {i}: training the argument tagger without {', '.join(folds[i])}")
+        reports[i] = train_argument_tagger(train, folder, set(folds[i]), examples, max_dialogues, seed,
+                                           progress).__dict__
+        (folder / TAGGER_FILE).write_text(json.dumps({"key": key, "report": reports[i]}, indent=1), "utf-8")
+    return reports
+
+
 def _evaluate_fold(train: Path, held: list[str], learned_from: list[str], heads: Path,
-                   importer: Callable[[Path, Path, list[str]], object], options: dict) -> dict:
-    """In a fresh process: the fold's heads and table are the only ones it loads."""
+                   importer: Callable[[Path, Path, list[str]], object], options: dict, tagger: bool = False) -> dict:
+    """In a fresh process: the fold's heads and table are the only ones it loads (its tagger too, when
+    the run trains taggers; a tagger left there by another run is not read)."""
     os.environ["NESYPLAN_LANGUAGE_WEIGHTS"] = str(heads)
+    os.environ["NESYPLAN_LEARNED_TAGGER"] = "true" if tagger else "false"
     settings.cache_clear()  # read again, with the fold's heads
     with tempfile.TemporaryDirectory(prefix="nesyplan-cv-") as packs:
         importer(train / "schema.json", Path(packs), held)
@@ -126,7 +161,7 @@ def pooled(summaries: list[dict]) -> dict:
 def cross_validate(train: Path, importer: Callable[[Path, Path, list[str]], object], k: int = 3,
                    only: list[int] | None = None, work: Path | None = None, epochs: int = 6, seed: int = 0,
                    max_dialogues: int | None = None, options: dict | None = None,
-                   progress: Callable[[str], None] = lambda _m: None) -> dict:
+                   progress: Callable[[str], None] = lambda _m: None, tagger_examples: int = 0) -> dict:
     """Train each fold's heads without its services, then play its services against them. `importer`
     (schema, packs folder, services) writes packs (the caller's: evaluation writes none); `options` go to
     `evaluate_sgd` (limit, probes, conversations, translator ...); `only`: the fold numbers to train and
@@ -138,7 +173,7 @@ def cross_validate(train: Path, importer: Callable[[Path, Path, list[str]], obje
         raise ValueError(f"fold numbers are 0 to {k - 1}")
     with tempfile.TemporaryDirectory(prefix="nesyplan-cv-heads-") as scratch:
         root = work or Path(scratch)
-        heads = train_folds(train, folds, root, chosen, epochs, seed, max_dialogues, progress)
+        heads = train_folds(train, folds, root, chosen, epochs, seed, max_dialogues, progress, tagger_examples)
         results = []
         spawn = multiprocessing.get_context("spawn")
         for i in chosen:
@@ -146,7 +181,8 @@ def cross_validate(train: Path, importer: Callable[[Path, Path, list[str]], obje
             learned_from = [s for s in services if s not in folds[i]]
             with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
                 summary = pool.submit(_evaluate_fold, train, folds[i], learned_from, root / f"fold{i}", importer,
-                                      options or {}).result()
+                                      options or {}, tagger_examples > 0).result()
             results.append({"fold": i, "held_out": folds[i], "heads": heads[i], "summary": summary})
     return {"data": str(train), "folds": k, "played": chosen, "by_domain": True, "epochs": epochs, "seed": seed,
+            "tagger_examples": tagger_examples,
             "options": options or {}, "cv": pooled([r["summary"] for r in results]), "per_fold": results}

@@ -89,6 +89,17 @@ def span_head() -> SpanHead | None:
     return _load(_folder() / SPAN_HEAD, SpanHead)
 
 
+def tagger():
+    """The trained argument tagger (a fine-tuned cross-encoder: `tagger.py`), or None. Where there is
+    one it reads values in place of the slot and span heads."""
+    from pipeline.language.tagger import argument_tagger
+
+    return argument_tagger(_folder()) if settings().learned_tagger else None
+
+
 def reload() -> None:
     """Forget loaded heads (after training new ones)."""
+    from pipeline.language.tagger import _load as load_tagger
+
     _load.cache_clear()
+    load_tagger.cache_clear()

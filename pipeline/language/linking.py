@@ -20,11 +20,12 @@ import numpy as np
 
 from pipeline.language.descriptions import pack_argument_texts, pack_goal_texts
 from pipeline.language.encoder import Encoded, encode, sentence_vectors
-from pipeline.language.heads import goal_head, slot_head, span_features, span_head
+from pipeline.language.heads import goal_head, slot_head, span_features, span_head, tagger
 from pipeline.language.spans import Proposal
 from pipeline.settings import settings
 
 _TEXTS_KEPT = 32
+TAGGER_THRESHOLD = 0.5  # a span's geometric-mean tag probability: more likely its value than not
 
 
 class Linker:
@@ -35,9 +36,11 @@ class Linker:
         self.pack = pack
         self.goal = goal_head()
         self.slot = slot_head()
+        self.tagger = tagger()
         self.goals = pack.requestable_goals()
         self.arguments = [*pack.spec.arguments, *pack.spec.ir_extra]
         self._encoded: OrderedDict[str, Encoded] = OrderedDict()
+        self._tagged: OrderedDict[str, object] = OrderedDict()
         self._lock = threading.Lock()
 
     @cached_property
@@ -62,6 +65,23 @@ class Linker:
                     self._encoded.popitem(last=False)
         return found
 
+    @cached_property
+    def _argument_words(self) -> list[str]:
+        texts = pack_argument_texts(self.pack)
+        return [texts[a] for a in self.arguments]
+
+    def tagged(self, text: str):
+        """The text read against every argument by the tagger (the last few texts are kept)."""
+        with self._lock:
+            found = self._tagged.get(text)
+        if found is None:
+            found = self.tagger.tag(text, self._argument_words)
+            with self._lock:
+                self._tagged[text] = found
+                while len(self._tagged) > _TEXTS_KEPT:
+                    self._tagged.popitem(last=False)
+        return found
+
     def goal_probabilities(self, text: str) -> dict[str, float]:
         """goal -> P(the text asks for it); empty without a goal head."""
         if self._goal_right is None or not text.strip():
@@ -70,7 +90,11 @@ class Linker:
         return {g: float(x) for g, x in zip(self.goals, p)}
 
     def value_probabilities(self, text: str, spans: list[tuple[int, int]], argument: str) -> list[float]:
-        """P(each span is the argument's value) in the text; ones without a slot head."""
+        """P(each span is the argument's value) in the text: the tagger's where there is one, else the slot
+        head's; ones without either."""
+        if self.tagger is not None and argument in self.arguments and spans and text.strip():
+            tagged, k = self.tagged(text), self.arguments.index(argument)
+            return [tagged.probability(k, a, b) for a, b in spans]
         if self._slot_right is None or argument not in self.arguments or not spans:
             return [1.0] * len(spans)
         encoded = self.encoded(text)
@@ -94,13 +118,16 @@ class Linker:
         return self.goal_probabilities(" ".join("".join(kept + [text[last:]]).split()))
 
     def proposals(self, text: str) -> list[Proposal]:
-        """The runs of words the span head reads as a value (none without one)."""
+        """The runs of words the tagger (else the span head) reads as some argument's value (none without
+        either)."""
+        if self.tagger is not None:
+            return [Proposal(a, b, p) for a, b, p in self.tagged(text).runs()] if text.strip() else []
         head = span_head()
         return head.proposals(self.encoded(text)) if head is not None and text.strip() else []
 
     @property
     def value_threshold(self) -> float:
-        return self.slot.threshold if self.slot else 0.5
+        return TAGGER_THRESHOLD if self.tagger is not None else self.slot.threshold if self.slot else 0.5
 
     @property
     def goal_threshold(self) -> float:
@@ -109,12 +136,14 @@ class Linker:
 
 def learned_parts(pack) -> dict[str, bool]:
     """Which heads take part for this pack: the goal head when it is on; the slot head when it is on and
-    the pack has no example requests (`values.link_values` says why), and the span head with it.
+    the pack has no example requests (`values.link_values` says why), and the span head with it; where
+    an argument tagger is trained (`tagger`), it reads values in place of those two.
     Nothing is encoded to tell."""
     s = settings()
-    value = s.learned_values and slot_head() is not None and not pack.has_examples()
+    reads = tagger() is not None
+    value = s.learned_values and (slot_head() is not None or reads) and not pack.has_examples()
     return {"goal": s.learned_goals and goal_head() is not None, "value": value,
-            "span": value and span_head() is not None}
+            "span": value and (span_head() is not None or reads), "tagger": value and reads}
 
 
 _linkers: dict[tuple, Linker] = {}
@@ -123,7 +152,7 @@ _lock = threading.Lock()
 
 def linker_for(pack) -> Linker:
     """The pack's linker, built once per process and again when the pack file changes."""
-    key = (str(pack.yaml_path), pack.yaml_path.stat().st_mtime_ns, id(goal_head()), id(slot_head()))
+    key = (str(pack.yaml_path), pack.yaml_path.stat().st_mtime_ns, id(goal_head()), id(slot_head()), id(tagger()))
     with _lock:
         found = _linkers.get(key)
     if found is None:

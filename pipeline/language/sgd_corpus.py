@@ -14,6 +14,8 @@ SGD-X variant, drawn at random, so no name's exact words are what is learned):
 
 from __future__ import annotations
 
+import gzip
+import json
 import random
 import re
 from dataclasses import dataclass, field
@@ -29,6 +31,31 @@ _NUMBERS = frozenset(_NUMBER_WORDS.values())
 _TOKEN = re.compile(r"[^\W_]+(?:['’][a-z]+)?")
 
 
+VARIANTS = ("v1", "v2", "v3", "v4", "v5")
+
+
+def dialogues_of(folder: Path, limit: int | None):
+    """The dialogues of an SGD split's files (plain or gzipped), the first `limit` of them."""
+    files = sorted([*folder.glob("dialogues_*.json"), *folder.glob("dialogues_*.json.gz")])
+    if not files:
+        raise FileNotFoundError(f"no dialogues_*.json[.gz] in {folder}")
+    count = 0
+    for file in files:
+        with (gzip.open if file.suffix == ".gz" else open)(file, "rt", encoding="utf-8") as handle:
+            for dialogue in json.load(handle):
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield dialogue
+
+
+def schemas_of(train: Path) -> list[Path]:
+    """The train schema, then each SGD-X re-wording of it found beside the split (`../sgd_x/vK/`)."""
+    found = [train / "schema.json"]
+    found += [p for v in VARIANTS if (p := train.parent / "sgd_x" / v / "train.schema.json").is_file()]
+    return found
+
+
 @dataclass
 class Turn:
     text: str
@@ -36,6 +63,7 @@ class Turn:
     starts: str | None  # the intent it starts
     active: str | None  # the intent active after it
     spans: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, slot)
+    informed: frozenset[str] = frozenset()  # the slots it gives a value, written or not
 
 
 @dataclass
@@ -109,7 +137,9 @@ def read_turns(dialogues, services: dict[str, SgdService], answers_per_dialogue:
             active = frame.get("state", {}).get("active_intent")
             spans = [(s["start"], s["exclusive_end"], s["slot"]) for s in frame.get("slots", [])]
             spans += _categorical_spans(turn["utterance"], frame, service)
-            item = Turn(turn["utterance"], frame["service"], starts, None if active == "NONE" else active, spans)
+            informed = frozenset(a["slot"] for a in frame["actions"] if a["act"] == "INFORM")
+            item = Turn(turn["utterance"], frame["service"], starts, None if active == "NONE" else active, spans,
+                        informed)
             (turns if starts else others).append(item)
         givers = [t for t in others if t.spans]
         turns += rng.sample(givers, min(answers_per_dialogue, len(givers)))

@@ -9,8 +9,6 @@ Learned parts train on SGD train only: dev is what they are measured on (`eval-s
 
 from __future__ import annotations
 
-import gzip
-import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -20,13 +18,14 @@ import numpy as np
 
 from pipeline.language.encoder import encode, sentence_vectors
 from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, WEIGHTS, reload, span_features
-from pipeline.language.sgd_corpus import goal_pairs, read_aliases, read_turns, read_value_words, read_wordings, slot_pairs
+from pipeline.language.sgd_corpus import (dialogues_of, goal_pairs, read_aliases, read_turns, read_value_words,
+                                          read_wordings, schemas_of, slot_pairs)
+from pipeline.language.tagger import TAGGER
 from pipeline.language.spans import Proposal, SpanHead, piece_features, piece_labels
 from pipeline.packs.sgd_schema import load_schema
 from pipeline.values.aliases import ALIASES_FILE, ALIASES_NAME, write_aliases
 
 HIDDEN, MIX = 128, 64
-VARIANTS = ("v1", "v2", "v3", "v4", "v5")
 
 
 @dataclass
@@ -43,28 +42,8 @@ class LanguageReport:
     goal: HeadReport | None = None
     slot: HeadReport | None = None
     span: HeadReport | None = None
+    tagger: dict | None = None  # the argument tagger's report (`train_tagger.TaggerReport`), when one is trained
     written: list[str] = field(default_factory=list)
-
-
-def _dialogues(folder: Path, limit: int | None):
-    files = sorted([*folder.glob("dialogues_*.json"), *folder.glob("dialogues_*.json.gz")])
-    if not files:
-        raise FileNotFoundError(f"no dialogues_*.json[.gz] in {folder}")
-    count = 0
-    for file in files:
-        with (gzip.open if file.suffix == ".gz" else open)(file, "rt", encoding="utf-8") as handle:
-            for dialogue in json.load(handle):
-                if limit is not None and count >= limit:
-                    return
-                count += 1
-                yield dialogue
-
-
-def schemas_of(train: Path) -> list[Path]:
-    """The train schema, then each SGD-X re-wording of it found beside the split (`../sgd_x/vK/`)."""
-    found = [train / "schema.json"]
-    found += [p for v in VARIANTS if (p := train.parent / "sgd_x" / v / "train.schema.json").is_file()]
-    return found
 
 
 @dataclass
@@ -109,7 +88,7 @@ def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int,
     """Encode the corpus' turns once and make the three heads' rows."""
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     wordings = read_wordings(schemas_of(train))
-    turns = read_turns(_dialogues(train, max_dialogues), services, seed=seed)
+    turns = read_turns(dialogues_of(train, max_dialogues), services, seed=seed)
     rng = random.Random(seed)
     held = np.zeros(len(turns), bool)
     held[rng.sample(range(len(turns)), int(len(turns) * held_out))] = True
@@ -301,22 +280,29 @@ def learn_aliases(train: Path, path: Path, max_dialogues: int | None = None, exc
     """Other names of values (places) and other words for listed values that hold across services, read
     from the dialogues of the services not in `exclude`."""
     services = {s.service_name: s for s in load_schema(train / "schema.json") if s.service_name not in exclude}
-    table = read_aliases(_dialogues(train, max_dialogues), services)
-    words = read_value_words(_dialogues(train, max_dialogues), services)
+    table = read_aliases(dialogues_of(train, max_dialogues), services)
+    words = read_value_words(dialogues_of(train, max_dialogues), services)
     return write_aliases(table, words, path)
 
 
 def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None = None, epochs: int = 6,
                    held_out: float = 0.1, seed: int = 0, exclude_services: list[str] | None = None,
-                   progress=lambda _message: None) -> LanguageReport:
+                   tagger_examples: int = 0, progress=lambda _message: None) -> LanguageReport:
     """Train the heads on the split `train` (schema.json, dialogues_*.json[.gz]), services in
-    `exclude_services` left out of them and of the other names of values."""
+    `exclude_services` left out of them and of the other names of values; and the argument tagger on
+    `tagger_examples` examples, when that is not 0."""
     started = time.perf_counter()
     exclude = set(exclude_services or [])
     corpus = collect(train, max_dialogues, held_out, seed, progress)
     report = fit_heads(corpus, out, exclude, epochs, seed, progress)
     report.written.append(str(learn_aliases(train, ALIASES_FILE if out == WEIGHTS else out / ALIASES_NAME,
                                             max_dialogues, exclude)))
+    if tagger_examples:
+        from pipeline.language.train_tagger import train_argument_tagger
+
+        report.tagger = train_argument_tagger(train, out, exclude, tagger_examples, max_dialogues, seed,
+                                              progress).__dict__
+        report.written.append(str(out / TAGGER))
     reload()
     report.seconds = round(time.perf_counter() - started, 1)
     return report
