@@ -90,11 +90,10 @@ class Linker:
         return {g: float(x) for g, x in zip(self.goals, p)}
 
     def value_probabilities(self, text: str, spans: list[tuple[int, int]], argument: str) -> list[float]:
-        """P(each span is the argument's value) in the text: the tagger's where there is one, else the slot
-        head's; ones without either."""
-        if self.tagger is not None and argument in self.arguments and spans and text.strip():
-            tagged, k = self.tagged(text), self.arguments.index(argument)
-            return [tagged.probability(k, a, b) for a, b in spans]
+        """P(each span is the argument's value) in the text, by the slot head (by the tagger where there is
+        no slot head); ones without either."""
+        if self._slot_right is None and self.tagger is not None:
+            return self.rival_probabilities(text, spans, argument)
         if self._slot_right is None or argument not in self.arguments or not spans:
             return [1.0] * len(spans)
         encoded = self.encoded(text)
@@ -102,6 +101,15 @@ class Linker:
         k = self.arguments.index(argument)
         column = tuple(side[k:k + 1] for side in self._slot_right)
         return [float(p) for p in self.slot.probabilities(x, column)[:, 0]]
+
+    def rival_probabilities(self, text: str, spans: list[tuple[int, int]], argument: str) -> list[float]:
+        """P(each span is the argument's value) by the tagger, which reads the argument's words and the
+        text together: what decides between arguments that claim the same words (`values.link_values`).
+        The slot head's where there is no tagger."""
+        if self.tagger is None or argument not in self.arguments or not spans or not text.strip():
+            return self.value_probabilities(text, spans, argument) if self.tagger is None else [1.0] * len(spans)
+        tagged, k = self.tagged(text), self.arguments.index(argument)
+        return [tagged.probability(k, a, b) for a, b in spans]
 
     def goal_probabilities_of_the_words_around_names(self, text: str) -> dict[str, float]:
         """The goal head on the text without the names the span head reads as values ("a movie with Ann
@@ -118,16 +126,16 @@ class Linker:
         return self.goal_probabilities(" ".join("".join(kept + [text[last:]]).split()))
 
     def proposals(self, text: str) -> list[Proposal]:
-        """The runs of words the tagger (else the span head) reads as some argument's value (none without
-        either)."""
-        if self.tagger is not None:
-            return [Proposal(a, b, p) for a, b, p in self.tagged(text).runs()] if text.strip() else []
+        """The runs of words the span head (the tagger where there is no span head) reads as a value; none
+        without either."""
         head = span_head()
+        if head is None and self.tagger is not None:
+            return [Proposal(a, b, p) for a, b, p in self.tagged(text).runs()] if text.strip() else []
         return head.proposals(self.encoded(text)) if head is not None and text.strip() else []
 
     @property
     def value_threshold(self) -> float:
-        return TAGGER_THRESHOLD if self.tagger is not None else self.slot.threshold if self.slot else 0.5
+        return self.slot.threshold if self.slot else TAGGER_THRESHOLD if self.tagger is not None else 0.5
 
     @property
     def goal_threshold(self) -> float:

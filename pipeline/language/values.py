@@ -374,6 +374,12 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)
+    if learned["tagger"]:  # which argument words are is the tagger's to say: it reads both at once
+        for name, found in readings.items():
+            kept = found.kept
+            for reading, p in zip(kept, linker.rival_probabilities(text, [judged_span(text, r.span) for r in kept],
+                                                                   name)):
+                reading.probability = round(p, 4)
     # The readings whose words name their argument: they win a span's claims and count as certain in the matching.
     named = frozenset((r.argument, r.start, r.end) for found in readings.values() for r in found.kept
                       if _named_by_its_words(text, r))
