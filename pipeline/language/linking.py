@@ -92,7 +92,8 @@ class Linker:
     def value_probabilities(self, text: str, spans: list[tuple[int, int]], argument: str) -> list[float]:
         """P(each span is the argument's value) in the text, by the slot head (by the tagger where there is
         no slot head); ones without either."""
-        if self._slot_right is None and self.tagger is not None:
+        if self._slot_right is None and self.tagger is not None and argument in self.arguments and spans \
+                and text.strip():
             return self.rival_probabilities(text, spans, argument)
         if self._slot_right is None or argument not in self.arguments or not spans:
             return [1.0] * len(spans)
@@ -107,7 +108,7 @@ class Linker:
         text together: what decides between arguments that claim the same words (`values.link_values`).
         The slot head's where there is no tagger."""
         if self.tagger is None or argument not in self.arguments or not spans or not text.strip():
-            return self.value_probabilities(text, spans, argument) if self.tagger is None else [1.0] * len(spans)
+            return self.value_probabilities(text, spans, argument)
         tagged, k = self.tagged(text), self.arguments.index(argument)
         return [tagged.probability(k, a, b) for a, b in spans]
 
@@ -144,8 +145,9 @@ class Linker:
 
 def learned_parts(pack) -> dict[str, bool]:
     """Which heads take part for this pack: the goal head when it is on; the slot head when it is on and
-    the pack has no example requests (`values.link_values` says why), and the span head with it; where
-    an argument tagger is trained (`tagger`), it reads values in place of those two.
+    the pack has no example requests (`values.link_values` says why), and the span head with it; with
+    them, where one is trained, the argument tagger (`tagger`: it decides between arguments that claim
+    the same words, and stands in for a missing slot or span head).
     Nothing is encoded to tell."""
     s = settings()
     reads = tagger() is not None

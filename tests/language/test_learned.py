@@ -69,7 +69,7 @@ def test_which_count_a_number_is_comes_from_the_words_around_it(packs):
 def test_the_analysis_records_clauses_goals_and_the_heads_used(packs):
     run = run_pipeline("hi there. can you look for a house to rent in Jasper", "lodging_9", "2025-05-01")
     analysis = run.analysis
-    assert analysis.learned == {"goal": False, "value": True, "span": True}  # the goal head is off by default
+    assert analysis.learned == {"goal": False, "value": True, "span": True, "tagger": True}  # goal head off by default
     assert [c.act for c in analysis.clauses][-1] == "asks" and analysis.clauses[-1].goals[0]["goal"] == "find_rental"
     assert [g["goal"] for g in analysis.goals] == ["find_rental"]
     assert "Jasper" in _kept(run, "town")
