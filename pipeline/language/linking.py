@@ -54,16 +54,20 @@ class Linker:
         return (self.slot.project_right(sentence_vectors([texts[a] for a in self.arguments]))
                 if self.slot and texts else None)
 
-    def encoded(self, text: str) -> Encoded:
+    def _remembered(self, kept: OrderedDict, text: str, make):
+        """What `make` gives for the text, made once while it is among the last few texts."""
         with self._lock:
-            found = self._encoded.get(text)
+            found = kept.get(text)
         if found is None:
-            found = encode([text])[0]
+            found = make(text)
             with self._lock:
-                self._encoded[text] = found
-                while len(self._encoded) > _TEXTS_KEPT:
-                    self._encoded.popitem(last=False)
+                kept[text] = found
+                while len(kept) > _TEXTS_KEPT:
+                    kept.popitem(last=False)
         return found
+
+    def encoded(self, text: str) -> Encoded:
+        return self._remembered(self._encoded, text, lambda t: encode([t])[0])
 
     @cached_property
     def _argument_words(self) -> list[str]:
@@ -72,15 +76,7 @@ class Linker:
 
     def tagged(self, text: str):
         """The text read against every argument by the tagger (the last few texts are kept)."""
-        with self._lock:
-            found = self._tagged.get(text)
-        if found is None:
-            found = self.tagger.tag(text, self._argument_words)
-            with self._lock:
-                self._tagged[text] = found
-                while len(self._tagged) > _TEXTS_KEPT:
-                    self._tagged.popitem(last=False)
-        return found
+        return self._remembered(self._tagged, text, lambda t: self.tagger.tag(t, self._argument_words))
 
     def goal_probabilities(self, text: str) -> dict[str, float]:
         """goal -> P(the text asks for it); empty without a goal head."""

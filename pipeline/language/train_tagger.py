@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.language.sgd_corpus import Turn, Wordings, dialogues_of, read_turns, read_wordings, schemas_of
+from pipeline.language.spans import piece_labels
 from pipeline.language.tagger import BEGIN, INSIDE, TAGGER, build_model, encode_pairs, tokenizer
 
 
@@ -65,15 +66,11 @@ def tagger_examples(turns: list[Turn], wordings: Wordings, negatives: int = 2, s
 
 
 def _labels(offsets: np.ndarray, text_side: np.ndarray, examples: list[Example]) -> np.ndarray:
-    """B/I/O per piece of each row's text; -100 (not learned) for the argument's words and padding."""
+    """B/I/O per piece of each row's text (`spans.piece_labels`); -100 (not learned) for the argument's
+    words and padding."""
     labels = np.full(text_side.shape, -100, np.int64)
-    labels[text_side] = 0
     for row, example in enumerate(examples):
-        for start, end in example.spans:
-            inside = np.flatnonzero(text_side[row] & (offsets[row, :, 0] < end) & (offsets[row, :, 1] > start))
-            if len(inside):
-                labels[row, inside] = INSIDE
-                labels[row, inside[0]] = BEGIN
+        labels[row, text_side[row]] = piece_labels(offsets[row][text_side[row]], example.spans)
     return labels
 
 
