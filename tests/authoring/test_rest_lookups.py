@@ -203,3 +203,21 @@ def test_a_listed_value_says_its_argument_where_no_other_in_play_lists_it(songs)
     calm = Reading(argument="mood", start=0, end=4, text="calm", value="calm")
     assert not names_a_value(pack, calm)  # the pack's `style` lists it too: the words say neither
     assert names_a_value(pack, calm, among={"mood", "query", "limit"})  # a search's own words: its mood
+
+
+def test_the_goal_head_says_a_request_is_the_apis_and_retrieval_says_which_call(songs):
+    """The words score under retrieval's threshold, the goal head vouches for them, and its favourite is the
+    wrong call (it learned from SGD's whole tasks, not from one resource's operations): the call is
+    retrieval's."""
+    from pipeline.language.linking import linker_for
+    from pipeline.retrieval.retrievers import get_retriever
+
+    pack, _ = songs
+    words = "sing me the words of Hey Jude"
+    retriever = get_retriever(pack)
+    head = linker_for(pack).goal_probabilities(words)
+    assert retriever.rank(words)[0].score < retriever.first_threshold  # retrieval alone would refuse it
+    assert max(head, key=head.get) != "get_lyrics"
+    chosen = retriever.by_clause(words)
+    assert [g.goal for g in chosen] == ["get_lyrics"]
+    assert chosen[0].chosen_by == "retrieval, in the domain by the goal head"
