@@ -19,8 +19,9 @@ the translator reads. What it takes becomes arguments, named by these rules:
 Required path, query, header and body fields are asked for when the request leaves them out; optional ones
 carry the spec's default or are left out of the request. Types come from JSON Schema: an `enum` is a
 `choice`, a boolean a true/false choice, `integer` an integer, `number` an amount, `format: date` a date,
-`email` an email; other strings by the same name-and-description rules as SGD slots (a phone, a time, a
-person's name). A method other than GET changes something (`effects`: read back before it runs).
+`email` an email, a field its description says takes E.164 a phone number with its country code
+(`e164`: "+447700900123"); other strings by the same name-and-description rules as SGD slots (a phone, a
+time, a person's name). A method other than GET changes something (`effects`: read back before it runs).
 
 An API's output is the first identifier of its answer (else its first field). An argument takes another
 API's output when its name is that output's name (`ticket_id` <- the `ticketId` a purchase returns), or that
@@ -50,6 +51,10 @@ from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
 
 GENERATOR = "import-openapi"
 JSON_TYPES = {"integer", "number", "boolean", "array"}  # sent as themselves in a JSON body, not as strings
+# A string field is an email address when its name ends in "email" or its description says "email address"
+# (the six shared specs: 10 such fields, all addresses; 6 others only mention email: a subject, a channel).
+EMAIL_FIELD = re.compile(r"\be-?mail address", re.IGNORECASE)
+E164 = re.compile(r"\bE\.?164\b")  # a field documented as taking phone numbers the E.164 way ("+14155550142")
 
 
 class OpenApiOverlay(Overlay):
@@ -115,7 +120,11 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
         return ("date" if infer_normalizer(slot) == "date" else "future_date"), {}
     if field.format in ("date-time", "uuid", "uri", "byte", "binary", "password"):
         return "title_text", {}
+    if E164.search(field.description or ""):
+        return "e164", {}  # the standard the field names: a number with its country code, sent as "+..."
     inferred = infer_normalizer(slot)  # a string's name and words: a day, a time, a phone, a person
+    if inferred == "email" and not (EMAIL_FIELD.search(field.description or "") or name.split("_")[-1] == "email"):
+        inferred = "title_text"  # an email's subject, a channel named "email": about email, not an address
     return ("title_text" if inferred in ("integer", "amount") else inferred), {}
 
 

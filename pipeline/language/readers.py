@@ -423,6 +423,9 @@ READERS: dict[str, Reader] = {
     "identifier": Reader(_identifier_spans, _whole_normalised, "identifier", judged=str.isdigit),
     "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True),
     "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True),
+    # A number with its country code is a phone number whatever the words around it: the slot head learned
+    # SGD's phones ("415-555-0142") and gave "+447700900123" 0.02.
+    "e164": Reader(_normalised_spans, _whole_normalised, "phone", forced=True, judged=lambda words: False),
     "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),
     "lowercase_text": Reader(_lowercase_text_spans, _whole_normalised, "lowercase_text", free=True),
     "title_text": Reader(_title_text_spans, _whole_normalised, "title_text", free=True),

@@ -56,8 +56,16 @@ def named_before(text: str, start: int, argument: str) -> bool:
     (True, False)
     >>> named_before("trains out of Leeds", 13, "destination_of_trip"), named_before("the id of 7", 10, "id_of_pet")
     (False, False)
+
+    A name that ends in a function word is named by it ("to", "email_from", "where_to": "a mail to jo@x.com",
+    "from jo@x.com", "a trip to Rome"):
+
+    >>> named_before("send a mail to jo@x.com", 15, "to"), named_before("a mail from jo@x.com", 12, "email_from")
+    (True, True)
     """
-    name = set(argument.lower().split("_")) - FUNCTION_WORDS  # "destination_of_flight": "out of Rome" names no destination
+    words = argument.lower().split("_")
+    # "destination_of_flight": "out of Rome" names no destination; "email_from": "from jo@x.com" names the sender
+    name = set(words) - FUNCTION_WORDS | ({words[-1]} & FUNCTION_WORDS)
     prefix = text[:start].rstrip().rstrip("#:").rstrip()
     if not prefix or not prefix[-1].isalnum():  # "4 bedrooms, 2": a comma closes what came before
         return False

@@ -76,6 +76,27 @@ def phone(text: str, **_) -> str | None:
     return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
 
 
+def e164(text: str, **_) -> str | None:
+    """A phone number as E.164 writes it (ITU-T E.164: "+", the country code, the number; 8 to 15 digits), for
+    an API whose field says it takes that form. Ten digits (or eleven after a 1) are read as `phone` reads
+    them, North American; a number written with its "+", or too long for that, keeps its country code.
+
+    >>> e164("+44 7700 900123"), e164("(415) 555-0142"), e164("+1 415 555 0142"), e164("447700900123")
+    ('+447700900123', '+14155550142', '+14155550142', '+447700900123')
+    >>> e164("555-0142"), e164("+0 555 0142")
+    (None, None)
+    """
+    written = text.strip()
+    national = phone(written)
+    if national and not (written.startswith("+") and not written[1:].lstrip().startswith("1")):
+        return "+1" + national.replace("-", "")
+    digits = re.sub(r"\D", "", written)
+    if (written.startswith("+") and 8 <= len(digits) or 11 <= len(digits)) and len(digits) <= 15 \
+            and not digits.startswith("0"):
+        return "+" + digits
+    return None
+
+
 def choice(text: str, values: list[str], synonyms: dict[str, list[str]] | None = None, **_) -> str | None:
     """Match words to one value of a closed list: exact (any case), a listed synonym, a misspelling of
     either, or the longest value or synonym written inside the words. Unmatched words give None."""
@@ -276,6 +297,7 @@ NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "person_name": person_name,
     "email": email,
     "phone": phone,
+    "e164": e164,
     "choice": choice,
     "integer": integer,
     "time": time_of_day,

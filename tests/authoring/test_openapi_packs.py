@@ -2,6 +2,7 @@
 refused by name with nothing written. (The shared real specs are measured by `nesyplan eval-openapi`.)"""
 
 import json
+from datetime import date
 
 import pytest
 import yaml
@@ -301,3 +302,42 @@ def test_a_required_list_of_objects_is_one_item_built_from_the_request(tmp_path)
 def load_pack_spec_binding(root, name, api):
     with using_packs_root(root):
         return load_pack(name).spec.apis[api].http
+
+
+def test_a_phone_number_documented_as_e164_keeps_its_country_code(tmp_path):
+    """A field whose description says E.164 reads a number with its country code and sends it as "+...";
+    the slot head (which learned SGD's ten-digit phones) does not drop it. Other phone fields are as before."""
+    from pipeline.language.readers import value_readings
+    from pipeline.language.values import link_values
+
+    doc = {"openapi": "3.0.0", "info": {"title": "Callers"}, "paths": {"/allowed": {"post": {
+        "operationId": "allowCaller", "summary": "Allow a caller's phone number",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["phone_number"], "properties": {
+                "phone_number": {"type": "string", "description": "The number, in E.164 format."},
+                "backup_phone": {"type": "string", "description": "Another phone number."}}}}}},
+        "responses": {"201": {"description": "made"}}}}}}
+    _, spec, _, _ = import_openapi(write(tmp_path, doc), tmp_path / "packs")
+    assert spec["arguments"]["phone_number"]["normalizer"] == "e164"
+    assert spec["arguments"]["backup_phone"]["normalizer"] == "phone"
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("callers")
+        text = "let +44 7700 900123 call us"
+        kept = link_values(pack, text, value_readings(pack, text, date(2026, 5, 4)))
+    assert [r.value for r in kept["phone_number"].kept] == ["+447700900123"]
+
+
+def test_a_field_is_an_email_address_when_its_name_or_description_says_address(tmp_path):
+    """"Recipient email address" and a field named `email` are addresses; an email's subject and a channel
+    named "email" are about email, and their words are text."""
+    fields = {"to": "Recipient email address.", "email_subject": "Email subject.",
+              "channel": "How to reach them: sms or email.", "email": ""}
+    doc = {"openapi": "3.0.0", "info": {"title": "Mailer"}, "paths": {"/emails": {"post": {
+        "operationId": "sendEmail", "summary": "Send an email",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["to"], "properties": {
+                name: {"type": "string", "description": words} for name, words in fields.items()}}}}},
+        "responses": {"201": {"description": "sent"}}}}}}
+    _, spec, _, _ = import_openapi(write(tmp_path, doc), tmp_path / "packs")
+    normalizers = {name: spec["arguments"][name]["normalizer"] for name in fields}
+    assert normalizers == {"to": "email", "email_subject": "title_text", "channel": "title_text", "email": "email"}
