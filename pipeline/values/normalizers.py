@@ -91,8 +91,8 @@ def e164(text: str, **_) -> str | None:
     if national and not (written.startswith("+") and not written[1:].lstrip().startswith("1")):
         return "+1" + national.replace("-", "")
     digits = re.sub(r"\D", "", written)
-    if (written.startswith("+") and 8 <= len(digits) or 11 <= len(digits)) and len(digits) <= 15 \
-            and not digits.startswith("0"):
+    international = written.startswith("+") and len(digits) >= 8 or len(digits) >= 11
+    if international and len(digits) <= 15 and not digits.startswith("0"):
         return "+" + digits
     return None
 
