@@ -134,6 +134,17 @@ _WRAPPER_TAILS = {"request", "response", "options", "fields", "body", "input", "
                   "model", "args"}
 
 
+ANSWER_WORDS = 12  # at most this many of an answer's fields describe an operation to retrieval
+
+
+def _answer_words(operation: Operation) -> list[str]:
+    """What an operation's answer holds, as words for retrieval: its fields but identifiers (a film's credits:
+    `cast`, `crew`; its images: `backdrops`, `logos`, `posters`), the first ANSWER_WORDS. Measured on the
+    one-call requests of eval-openapi's six specs and RestBench TMDB (best goal for the words): 119 -> 123 of
+    208 with a document of these words beside each operation's own."""
+    return [snake(f) for f in operation.answer_fields if not ID_FIELD.search(snake(f))][:ANSWER_WORDS]
+
+
 def _owner_word(owner: str) -> str:
     """A schema's name as a qualifier: its last dotted part, without the words requests wrap a resource in
     (`verify.v2.verification` -> verification; `SendEmailRequest` -> email; `PetTypeFields` -> pet_type).
@@ -281,7 +292,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                      **({"operation": operation.key} if operation.key != api else {}),
                      **({"effects": True} if operation.method != "GET" else {}),
                      **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
-                     "rest": {"action": action, "resource": resource, **({"finds": found} if found else {})},
+                     "rest": {"action": action, "resource": resource, **({"finds": found} if found else {}),
+                              **({"answers": held} if (held := _answer_words(operation)) else {})},
                      "http": binding}
         goals[api] = {"api": api, "description": description, "examples": []}
     for operation in document.operations:  # dataflow: who takes whose output

@@ -75,6 +75,7 @@ class Operation(BaseModel):
     entity: str = ""              # the named schema of the answer (of its items, for a list)
     answers_list: bool = False
     listed_ids: list[str] = []    # identifiers of the items of a list inside the answer: `results[].id`
+    answer_fields: list[str] = []  # every top-level field of the answer (of its items, for a list), as written
     left_out: list[str] = []      # fields it could not carry, with why
 
 
@@ -420,6 +421,7 @@ def _read_answer(operation: Operation, responses: dict, swagger2: bool) -> None:
             plain = [name for name, child in properties.items()
                      if isinstance(child, dict) and _schema_kind(child)[0] in SCALAR_TYPES]
             operation.listed_ids = _listed_ids(properties)
+            operation.answer_fields = list(properties)
         except jsonref.JsonRefError as exc:
             operation.left_out.append(f"answer {code}: {_ref_problem(exc)}")
             return

@@ -99,6 +99,9 @@ class RestSemantics(StrictModel):
     finds: str = Field("", description="a search or a list: where its answer holds the ids of its resource "
                                        "(`results[].id`); the planner may call it to find an id the request "
                                        "names instead of asking for it")
+    answers: list[str] = Field([], description="what its answer holds (its fields but identifiers: a film's credits "
+                                               "`cast`, `crew`): words retrieval matches a request with beside "
+                                               "the operation's own")
 
 
 class Api(StrictModel):

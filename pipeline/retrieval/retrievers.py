@@ -125,7 +125,8 @@ def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tu
     example requests not in `exclude` (held out when training is measured). A pack with no example requests
     (made from a schema) also has each goal's summary with the pack's own description: one line of a goal
     ("reserve the chosen table") says less of the requests it serves than the service's line does ("finds
-    restaurants and books tables at them")."""
+    restaurants and books tables at them"). A REST operation also has its summary with what its answer holds
+    ("Get Credits ... Answers with cast, crew"): a request asks for what it wants back."""
     docs = []
     described_only = not pack.has_examples()
     for name in pack.requestable_goals():
@@ -134,6 +135,10 @@ def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tu
         docs.append((name, f"{name.replace('_', ' ')}: {goal.description}" + (f" ({args})" if args else "")))
         if described_only and pack.spec.description:  # what the whole service is for says what its goals are about
             docs.append((name, f"{name.replace('_', ' ')}: {goal.description}. {pack.spec.description}"))
+        rest = pack.spec.apis[goal.api].rest
+        if rest is not None and rest.answers:  # what a REST call answers with ("cast, crew") says what it is for
+            held = ", ".join(a.replace("_", " ") for a in rest.answers)
+            docs.append((name, f"{name.replace('_', ' ')}: {goal.description}. Answers with {held}"))
         docs += [(name, example) for example in goal.examples if example not in exclude]
     return docs
 

@@ -221,3 +221,17 @@ def test_the_goal_head_says_a_request_is_the_apis_and_retrieval_says_which_call(
     chosen = retriever.by_clause(words)
     assert [g.goal for g in chosen] == ["get_lyrics"]
     assert chosen[0].chosen_by == "retrieval, in the domain by the goal head"
+
+
+def test_an_operation_is_described_to_retrieval_by_what_its_answer_holds(songs):
+    """Its answer's fields but identifiers (a song's `title`, the lyrics' `text`), beside its own words: a
+    request says what it wants back ("the words of ...") more often than the operation's name."""
+    from pipeline.retrieval.retrievers import goal_documents
+
+    pack, _ = songs
+    answers = {name: api.rest.answers for name, api in pack.spec.apis.items()}
+    assert answers["get_lyrics"] == ["text"] and answers["get_song"] == ["title"]
+    assert answers["search_songs"] == ["page", "results"] and answers["remove_song"] == []
+    lyrics = [text for goal, text in goal_documents(pack) if goal == "get_lyrics"]
+    assert any(text.endswith("Answers with text") for text in lyrics)
+    assert not any("Answers with" in text for goal, text in goal_documents(pack) if goal == "remove_song")
