@@ -41,15 +41,16 @@ def _asp_string(text: str) -> str:
 
 
 def value_candidates(pack: Pack, text: str, today: date, record: list[Reading] | None = None,
-                     arguments: set[str] | None = None) -> dict[str, list[str]]:
+                     arguments: set[str] | None = None, unjudged: frozenset[str] = frozenset()) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
     normaliser reads, and what it reads it as, less the spans the learned slot head says are no value of
     that argument (`language.values`). Free text (an invoice's detail) may be any short span. `record`
-    receives every reading, kept or dropped and why."""
+    receives every reading, kept or dropped and why. `unjudged`: arguments whose readings the slot head does
+    not drop (what a lookup searches by: SGD, which the head learned from, has no such slot)."""
     readings = value_readings(pack, text, today)
     if arguments is not None:  # only these compete for the words (the module's `ir_grammar` says when)
         readings = {name: found for name, found in readings.items() if name in arguments}
-    readings = link_values(pack, text, readings)
+    readings = link_values(pack, text, readings, unjudged=unjudged)
     if record is not None:
         record += [r for found in readings.values() for r in found.items]
     return candidate_strings(readings)
@@ -152,9 +153,16 @@ def _with_the_rest(by_position: dict[int, dict[str, list[str]]], whole: dict[str
     return out
 
 
+def _reads(pack: Pack, goal: str, lookup: bool) -> list[str]:
+    """The arguments a goal takes words for: all of its API's, a lookup's required ones only."""
+    api = pack.spec.apis[pack.spec.goals[goal].api]
+    return [a for a in api.arguments if not lookup or a not in api.optional]
+
+
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
                sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True,
-               contexts: list[str] | None = None, record: list[Reading] | None = None) -> str:
+               contexts: list[str] | None = None, record: list[Reading] | None = None,
+               lookups: frozenset[str] = frozenset()) -> str:
     """EBNF of the IRs a translator may write for this request.
 
     `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
@@ -162,14 +170,17 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     (`sources[i]`, default the whole request), and from the words it points back at (`contexts[i]`) the
     arguments its own words do not give; otherwise it names one to `max_goals` of them, none twice,
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
-    domain). `record` receives every value reading of the words read, kept or dropped and why."""
+    domain). `record` receives every value reading of the words read, kept or dropped and why. `lookups`: goals
+    added to find an id another goal needs (`packs.lookups`), which take the words they need and nothing else."""
     goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
     # A REST API's operations each read the request alone: an argument of an operation nobody asked for
     # does not take words from the goals in play (TMDB's discover filters would take every film's title).
-    in_play = {a for g in goals for a in pack.spec.apis[pack.spec.goals[g].api].arguments} \
-        if fixed and pack.is_rest_api else None
-    whole = value_candidates(pack, query, today, record, in_play)
-    by_position = {i: value_candidates(pack, src, today, record, in_play) if src != query else whole
+    # A lookup takes the words it needs to find what it finds ("the movie The Matrix": its query), not its
+    # filters: a search's region or year would take the same name from the query.
+    in_play = {a for g in goals for a in _reads(pack, g, g in lookups)} if fixed and pack.is_rest_api else None
+    searched_by = frozenset(a for g in goals if g in lookups for a in _reads(pack, g, True))
+    whole = value_candidates(pack, query, today, record, in_play, searched_by)
+    by_position = {i: value_candidates(pack, src, today, record, in_play, searched_by) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     judged = learned_parts(pack)["value"]
     for i, context in enumerate(contexts or [], 1):

@@ -94,7 +94,8 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         readings: list = []
         grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources,
                              contexts=contexts, max_goals=pack.spec.max_goals, allow_none=goals is None,
-                             record=readings)
+                             record=readings, lookups=frozenset(e["goal"] for e in shortlist
+                                                                if e["chosen_by"] == LOOKUP))
         stats["grammar_build_s"] = time.perf_counter() - t0
         analysis.values = _value_analysis(readings)
         analysis.seconds += stats["grammar_build_s"]  # the value readings are most of the grammar's build

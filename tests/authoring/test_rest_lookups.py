@@ -235,3 +235,25 @@ def test_an_operation_is_described_to_retrieval_by_what_its_answer_holds(songs):
     lyrics = [text for goal, text in goal_documents(pack) if goal == "get_lyrics"]
     assert any(text.endswith("Answers with text") for text in lyrics)
     assert not any("Answers with" in text for goal, text in goal_documents(pack) if goal == "remove_song")
+
+
+def test_a_lookup_takes_the_words_it_needs_and_not_its_filters(songs):
+    """A search added to find an id reads the name it searches for, which the slot head (it learned SGD's
+    slots, none of them a search's words) does not drop; its optional filters take nothing, so a filter
+    cannot take the name (or a word of it) from the query the search needs."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
+    pack, _ = songs
+    words = "the lyrics of the calm song Blue Moon"
+    goals = ["get_lyrics", "search_songs"]
+
+    def grammar(lookups):
+        return ir_grammar(pack, words, date(2026, 5, 4), goals, fixed=True, sources=[words, words],
+                          contexts=["", ""], lookups=lookups)
+
+    asked_for = grammar(frozenset())  # the search as a goal of its own: its filters read, the head judges
+    assert "_mood(" in asked_for and "Blue Moon" not in asked_for
+    as_lookup = grammar(frozenset({"search_songs"}))
+    assert "_mood(" not in as_lookup and '_query(g2, "' in as_lookup and '"\\"Blue Moon\\""' in as_lookup
