@@ -131,14 +131,14 @@ def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tu
     described_only = not pack.has_examples()
     for name in pack.requestable_goals():
         goal = pack.spec.goals[name]
+        summary = f"{name.replace('_', ' ')}: {goal.description}"
         args = ", ".join(a.replace("_", " ") for a in pack.goal_takes(name))
-        docs.append((name, f"{name.replace('_', ' ')}: {goal.description}" + (f" ({args})" if args else "")))
+        docs.append((name, summary + (f" ({args})" if args else "")))
         if described_only and pack.spec.description:  # what the whole service is for says what its goals are about
-            docs.append((name, f"{name.replace('_', ' ')}: {goal.description}. {pack.spec.description}"))
+            docs.append((name, f"{summary}. {pack.spec.description}"))
         rest = pack.spec.apis[goal.api].rest
         if rest is not None and rest.answers:  # what a REST call answers with ("cast, crew") says what it is for
-            held = ", ".join(a.replace("_", " ") for a in rest.answers)
-            docs.append((name, f"{name.replace('_', ' ')}: {goal.description}. Answers with {held}"))
+            docs.append((name, f"{summary}. Answers with {', '.join(a.replace('_', ' ') for a in rest.answers)}"))
         docs += [(name, example) for example in goal.examples if example not in exclude]
     return docs
 
