@@ -38,7 +38,7 @@ def show_analysis(analysis: Analysis, out: Console = console) -> None:
 
 def show_run(run: Run, out: Console = console) -> None:
     """Every artifact of a run, in stage order, then the timings and the outcome."""
-    out.rule(f"[bold]{escape(run.query or '(no query)')}[/]  domain={escape(run.domain)} today={escape(run.today)}")
+    out.rule(f"[bold]{escape(run.query or '(no query)')}[/]  domain={escape(run.domain)}{'@' + run.pack_digest[:12] if run.pack_digest else ''} today={escape(run.today)}")
     if run.analysis is not None:
         show_analysis(run.analysis, out)
     elif run.shortlist:

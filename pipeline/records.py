@@ -151,6 +151,8 @@ class Run(BaseModel):
     created: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
     query: str = ""
     domain: str
+    pack_digest: str | None = Field(None, description="the version of the domain's pack every stage uses (the "
+                                                      "digest of its files), fixed when the run is made")
     today: str
     status: Literal["queued", "running", "succeeded", "failed"] = "queued"
     failure: Failure | None = None

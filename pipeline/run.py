@@ -11,6 +11,8 @@ import time
 from datetime import date
 
 from pipeline.packs.pack import Pack, PackError, load_pack
+from pipeline.packs.store import load_pack_version
+from pipeline.packs.versions import installed_digest
 from pipeline.packs.workflows import expand_workflows
 from pipeline.records import LOOKUP, Failure, Run, StageError
 from pipeline.settings import settings
@@ -74,10 +76,12 @@ def _pack_failure(exc: PackError, stage: str) -> Failure:
 
 
 def new_run(query: str, domain: str, today: str | None = None, ir: str | None = None,
-            translator: str | None = None, constrain: bool | None = None, goal_choice: str | None = None) -> Run:
-    """A run to do. Without IR, it starts by translating (default translator from the settings)."""
+            translator: str | None = None, constrain: bool | None = None, goal_choice: str | None = None,
+            pack_digest: str | None = None) -> Run:
+    """A run to do. Without IR, it starts by translating (default translator from the settings).
+    `pack_digest`: the pack version its stages use (default: the installed pack's, when they load it)."""
     s = settings()
-    return Run(query=query, domain=domain, today=today or date.today().isoformat(), ir=ir,
+    return Run(query=query, domain=domain, pack_digest=pack_digest, today=today or date.today().isoformat(), ir=ir,
                translator=None if ir is not None else (translator or s.translator),
                constrain=s.constrain if constrain is None else constrain,
                goal_choice=goal_choice or s.goal_choice)
@@ -99,7 +103,7 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None, fast_plan: bool = 
             date.fromisoformat(run.today)
         except ValueError:
             raise StageError(stage, "ir_rejected", f"today {run.today!r} is not a date (YYYY-MM-DD)") from None
-        pack = pack or load_pack(run.domain)
+        pack = pack or load_pack_version(run.domain, run.pack_digest)
         if stage == "plan":
             _plan(run, pack, fast=fast_plan)
         else:
@@ -147,11 +151,13 @@ def warm_up(domains: list[str], translator: str | None = None) -> dict[str, floa
 
 def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | None = None,
                  translator: str | None = None, constrain: bool | None = None,
-                 goal_choice: str | None = None) -> Run:
-    """The embedded path: every stage in this process."""
-    run = new_run(query, domain, today, ir, translator, constrain, goal_choice)
+                 goal_choice: str | None = None, pack_digest: str | None = None) -> Run:
+    """The embedded path: every stage in this process, on the pack version `pack_digest` (default: the
+    installed one)."""
+    run = new_run(query, domain, today, ir, translator, constrain, goal_choice, pack_digest)
     try:
-        pack = load_pack(domain)
+        pack = load_pack_version(domain, pack_digest)
+        run.pack_digest = pack_digest or installed_digest(domain)
     except PackError as exc:
         run.status, run.failure = "failed", _pack_failure(exc, "check")
         return run

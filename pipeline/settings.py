@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     auth_fail_per_s: float = 0.5            # failed keys per client address (0: no limit); past the burst the
     auth_fail_burst: int = 20               # address is refused (429) until the bucket refills, right key or not
     max_body_bytes: int = 64 * 1024         # larger request bodies get 413
+    max_pack_bytes: int = 8 * 1024 * 1024   # ... but a pack upload (POST /v1/packs): an API spec can be large
+    pack_import_timeout_s: float = 120.0    # an upload's import and validation, in a process of its own
+    pack_import_memory_mb: int = 4096       # ... and the memory that process may take
     max_queued_runs: int = 200              # per key: runs not yet ended
     max_session_messages: int = 60          # per session
     llm_max_prompt_chars: int = 16000       # serve-llm: larger prompts get 413

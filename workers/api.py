@@ -15,7 +15,8 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
-from pipeline.packs.pack import PackError, load_pack, pack_names
+from pipeline.packs.pack import PackError
+from pipeline.packs.store import load_pack_version, stored_or_installed
 from pipeline.records import Run
 from pipeline.run import new_run
 from pipeline.sessions.executors import EXECUTORS
@@ -24,6 +25,7 @@ from pipeline.settings import settings
 from pipeline.stages.check import MAX_IR_CHARS
 from workers.artifacts import ARTIFACTS
 from workers.auth import LOCAL, BodyLimit, SecurityHeaders, address, allowed_hosts, caller, rate_limit
+from workers.packs_api import pack_store, resolve, router as packs_router, visible_domains
 from workers.store import capped_add, live_workers
 
 class ErrorBody(BaseModel):
@@ -49,10 +51,12 @@ def errors(*codes: int) -> dict:
 app = FastAPI(title="nesyplan", version="0.1.0", responses=errors(400, 401, 413, 429, 431, 503),
               description="Plain-language requests -> inspectable plans of API calls. Every /v1 endpoint "
                           "takes `Authorization: Bearer KEY` when keys are configured.")
-app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes)
+app.add_middleware(BodyLimit, max_bytes=settings().max_body_bytes,
+                   larger={"/v1/packs": settings().max_pack_bytes})
 app.add_middleware(SecurityHeaders)
 # A request naming a host we do not serve (DNS rebinding, a forged Host) is refused before anything runs.
 app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts())
+app.include_router(packs_router)
 log = logging.getLogger(__name__)
 ACTIVE_PREFIX = "nesyplan:admitted:"  # per key: the runs it submitted that have not ended, by admission time
 ADMISSION_S = 60  # a run admitted longer ago than this and still not stored was never accepted
@@ -86,11 +90,15 @@ def _sessions():
     return session_store()
 
 
-def _known_domain(domain: str) -> None:
+def _pack_version(domain: str, who: str) -> str:
+    """The digest of the pack version a key's new run or session of `domain` uses, loaded once here so
+    that a pack that does not load is refused now, not at its first stage."""
+    digest = resolve(who, domain)
     try:
-        load_pack(domain)
+        load_pack_version(domain, digest)
     except PackError as exc:
-        raise HTTPException(status_code=404 if "unknown domain" in str(exc) else 400, detail=str(exc))
+        raise HTTPException(status_code=400, detail=str(exc))
+    return digest
 
 
 @app.exception_handler(redis.exceptions.RedisError)
@@ -122,12 +130,12 @@ def submit(body: PlanRequest, who: str) -> Run:
     """Queue a request for a key (the endpoint's and the web form's way in)."""
     from workers.tasks import enqueue
 
-    _known_domain(body.domain)
+    digest = _pack_version(body.domain, who)
     if body.translator is not None and body.translator not in TRANSLATORS:
         raise HTTPException(status_code=400, detail=f"unknown translator {body.translator!r} "
                                                     f"(available: {', '.join(TRANSLATORS)})")
     run = new_run(body.query, body.domain, body.today.isoformat() if body.today else None, body.ir,
-                  translator=body.translator)
+                  translator=body.translator, pack_digest=digest)
     run.owner = who
     _admit_run(who, run.id)
     try:
@@ -197,8 +205,8 @@ class SessionView(BaseModel):
 @app.post("/v1/sessions", status_code=201, response_model=Opened, responses=errors(404))
 def open_session(body: SessionRequest, who: str = Depends(caller)) -> Opened:
     """Open a conversation; its messages go to POST /v1/sessions/{id}/messages."""
-    _known_domain(body.domain)
-    state = SessionState(domain=body.domain, today=(body.today or date.today()).isoformat(),
+    digest = _pack_version(body.domain, who)
+    state = SessionState(domain=body.domain, pack_digest=digest, today=(body.today or date.today()).isoformat(),
                          executor=body.executor or settings().session_executor, owner=who)
     _sessions().save(state)
     _sessions().index(who, state.id)
@@ -291,11 +299,12 @@ def get_session(session_id: str, who: str = Depends(caller)) -> SessionView:
 
 
 @app.get("/v1/domains")
-def list_domains(_who: str = Depends(caller)) -> list[dict]:
-    domains = []
-    for name in pack_names():
+def list_domains(who: str = Depends(caller)) -> list[dict]:
+    """The domains this key may plan with: its own packs (their active versions), then the installed ones."""
+    store, domains = pack_store(), []
+    for name in visible_domains(who):
         try:
-            spec = load_pack(name).spec
+            spec = load_pack_version(name, stored_or_installed(store, who, name)).spec
             domains.append({"name": name, "description": spec.description, "goals": list(spec.goals)})
         except PackError as exc:
             domains.append({"name": name, "error": str(exc)})

@@ -198,8 +198,8 @@ class BodyLimit:
     up to the limit; a JSON body that is not text (undecodable bytes, or a lone UTF-16 surrogate such as
     "\\ud800", which no store can write) gets 400. The app then reads the buffered body."""
 
-    def __init__(self, app, max_bytes: int):
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app, max_bytes: int, larger: dict[str, int] | None = None):
+        self.app, self.max_bytes, self.larger = app, max_bytes, larger or {}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -207,10 +207,11 @@ class BodyLimit:
         if sum(len(k) + len(v) for k, v in scope["headers"]) > MAX_HEADER_BYTES:
             too_many = JSONResponse(status_code=431, content={"detail": f"request headers over {MAX_HEADER_BYTES} bytes"})
             return await too_many(scope, receive, send)
-        too_large = JSONResponse(status_code=413, content={"detail": f"request body over {self.max_bytes} bytes"})
+        max_bytes = self.larger.get(scope.get("path", ""), self.max_bytes)  # an upload's path may take more
+        too_large = JSONResponse(status_code=413, content={"detail": f"request body over {max_bytes} bytes"})
         headers = dict(scope["headers"])
         length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+        if length is not None and (not length.isdigit() or int(length) > max_bytes):
             return await too_large(scope, receive, send)
         body, more = b"", True
         while more:
@@ -219,7 +220,7 @@ class BodyLimit:
                 return await self.app(scope, receive, send)  # the client went away: the app sees it
             body += message.get("body", b"")
             more = message.get("more_body", False)
-            if len(body) > self.max_bytes:
+            if len(body) > max_bytes:
                 return await too_large(scope, receive, send)
         if b"json" in headers.get(b"content-type", b"") and not _is_text(body):
             bad = JSONResponse(status_code=400, content={"detail": "the body is not valid Unicode text (undecodable "

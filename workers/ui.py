@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
-from pipeline.packs.pack import pack_names
+from workers.packs_api import visible_domains
 from pipeline.records import Plan, Run
 from pipeline.settings import settings
 from workers.api import TRANSLATORS, PlanRequest, get_owned_run, get_owned_session, owned_artifact, submit
@@ -187,13 +187,13 @@ def runs_page(request: Request, domain: str = "", status: str = "", who: str = D
     from workers.tasks import session_store, store
 
     runs = [r for r in store().recent(who) if (not domain or r.domain == domain) and (not status or r.status == status)]
-    return _render(request, "runs.html", runs=runs, domain=domain, status=status, domains=pack_names(),
+    return _render(request, "runs.html", runs=runs, domain=domain, status=status, domains=visible_domains(who),
                    live=any(r.status not in ENDED for r in runs), sessions=session_store().recent(who, 20))
 
 
 @router.get("/new", response_class=HTMLResponse)
-def new_page(request: Request, _who: str = Depends(page_caller)):
-    return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=date.today().isoformat())
+def new_page(request: Request, who: str = Depends(page_caller)):
+    return _render(request, "new.html", domains=visible_domains(who), translators=TRANSLATORS, today=date.today().isoformat())
 
 
 @router.post("/new", dependencies=[Depends(same_origin)])
@@ -204,10 +204,10 @@ def new_submit(request: Request, query: str = Form(...), domain: str = Form("qui
                            ir=ir if ir.strip() else None)
         run = submit(body, who)
     except HTTPException as exc:
-        return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=today,
+        return _render(request, "new.html", domains=visible_domains(who), translators=TRANSLATORS, today=today,
                        error=exc.detail, query=query, ir=ir)
     except ValueError as exc:  # the form's fields did not validate
-        return _render(request, "new.html", domains=pack_names(), translators=TRANSLATORS, today=today,
+        return _render(request, "new.html", domains=visible_domains(who), translators=TRANSLATORS, today=today,
                        error=str(exc), query=query, ir=ir)
     return RedirectResponse(f"/ui/runs/{run.id}", status_code=303)
 

@@ -9,7 +9,8 @@ from rich.markup import escape
 
 from nesyplan.cli.common import app, err_console, read_ir, service_errors, wait_for
 from nesyplan.show import console, show_run
-from pipeline.packs.pack import PackError, load_pack
+from pipeline.packs.pack import PackError
+from workers.auth import LOCAL
 
 
 @app.command("serve-llm")
@@ -132,12 +133,15 @@ def submit(query: str = typer.Argument(..., help="the request, in plain language
     from pipeline.run import new_run
     from workers.tasks import enqueue
 
-    try:
-        load_pack(domain)
+    from pipeline.packs.store import default_store, load_pack_version, stored_or_installed
+
+    try:  # the version a local key's run would use: its own pack of that name in the store, else the installed one
+        digest = stored_or_installed(default_store(), LOCAL, domain)
+        load_pack_version(domain, digest)
     except PackError as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
-    run = new_run(query, domain, today, read_ir(ir) if ir is not None else None)
+    run = new_run(query, domain, today, read_ir(ir) if ir is not None else None, pack_digest=digest)
     enqueue(run)
     print(run.id)
     if wait:

@@ -365,6 +365,8 @@ def _check_prompt(pack: Pack) -> list[Problem]:
         return [Problem(file=str(path), line=exc.lineno, message=f"template syntax: {exc.message}")]
     except jinja2.UndefinedError as exc:
         return [Problem(file=str(path), message=f"template variable missing: {exc.message}")]
+    except jinja2.exceptions.SecurityError as exc:
+        return [Problem(file=str(path), message=f"template reaches outside its values: {exc}")]
     return []
 
 

@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 import yaml
 
 from pipeline.llm.grammar import NONE_LINE
@@ -35,8 +36,10 @@ def goal_arguments(pack: Pack, goal: str) -> list[str]:
 def render_system_prompt(pack: Pack, shortlist: list[str] | None = None) -> str:
     """The static part of the prompt: instructions, the pack's goals and arguments, the examples."""
     path = template_path(pack)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(path.parent)), undefined=jinja2.StrictUndefined,
-                             autoescape=False, trim_blocks=False)
+    # A pack's template may come from an upload: rendered in the sandbox, it reads the values it is given
+    # and reaches nothing of Python's behind them.
+    env = ImmutableSandboxedEnvironment(loader=jinja2.FileSystemLoader(str(path.parent)),
+                                        undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=False)
     goals = {g: pack.spec.goals[g] for g in pack.requestable_goals() if not shortlist or g in shortlist}
     specs = {**pack.spec.ir_extra, **pack.spec.arguments}
     # Each argument is described under the first goal that takes it, so a goal's block reads the same in

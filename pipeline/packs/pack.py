@@ -326,10 +326,18 @@ def load_pack(name: str) -> Pack:
     if not NAME.fullmatch(name or ""):
         raise PackError(f"unknown domain {name!r}: a domain name is lower case letters, digits and _")
     root = packs_root()
-    yaml_path = root / "domains" / name / "pack.yaml"
-    if not yaml_path.is_file():
+    if not (root / "domains" / name / "pack.yaml").is_file():
         known = ", ".join(pack_names()) or "none"
         raise PackError(f"unknown domain {name!r} (installed: {known})")
+    return load_pack_at(root, name)
+
+
+def load_pack_at(root: Path, name: str) -> Pack:
+    """Load a pack from a packs root of its own (a stored version this machine keeps), not the one
+    NESYPLAN_PACKS_DIR names."""
+    yaml_path = Path(root) / "domains" / name / "pack.yaml"
+    if not yaml_path.is_file():
+        raise PackError(f"unknown domain {name!r} (not under {root})")
     return _load_pack_cached(str(yaml_path), yaml_path.stat().st_mtime_ns)
 
 

@@ -24,6 +24,8 @@ from pipeline.language.moves import only_moves, read_moves
 from pipeline.llm.prompt import goal_arguments
 from pipeline.retrieval.speech_acts import Vocabulary, requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
+from pipeline.packs.store import load_pack_version
+from pipeline.packs.versions import installed_digest
 from pipeline.packs.workflows import workflow_goal_id
 from pipeline.records import CheckedIR, Run, StageError
 from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
@@ -171,7 +173,8 @@ class SessionEngine:
 
     def open(self, domain: str, today: str) -> SessionState:
         load_pack(domain)  # an unknown domain fails here, before any message
-        return SessionState(domain=domain, today=today, executor=self.executor_kind)
+        return SessionState(domain=domain, pack_digest=installed_digest(domain), today=today,
+                            executor=self.executor_kind)
 
     def reply(self, state: SessionState, message: str) -> Reply:
         """Handle one user message: update the state in place and return the agent's reply."""
@@ -183,9 +186,10 @@ class SessionEngine:
         if state.ended:
             return TurnInput(turn=turn, message=message)
         if not state.goals:
-            run = new_run(message, state.domain, state.today, translator=self.translator)
+            run = new_run(message, state.domain, state.today, translator=self.translator,
+                          pack_digest=state.pack_digest)
             return TurnInput(turn=turn, message=message, opening=run_stage(run, "translate"))
-        pack = load_pack(state.domain)
+        pack = load_pack_version(state.domain, state.pack_digest)
         moves = read_moves(message)
         if state.awaiting is not None and (moves.bare or (not moves.rest and "deny" in moves.found)):
             # a plain yes or no to a read-back: nothing to translate (a lone "nope" is no restaurant's name)
@@ -207,7 +211,8 @@ class SessionEngine:
             replacing = denies and any(goal not in have for goal, _ in named)
             if replacing or any(acts and goal not in have for goal, acts in named):
                 added = run_stage(new_run(moves.rest if replacing and moves.rest else message, state.domain,
-                                          state.today, translator=self.translator), "translate")
+                                          state.today, translator=self.translator,
+                                          pack_digest=state.pack_digest), "translate")
             # A message that asks for a goal the session has ("and get me someone about it", where a call
             # with a person is the pack's service) is that goal, no request to leave the conversation.
             goal_named = added is not None or any(acts for _, acts in named)
@@ -256,7 +261,7 @@ class SessionEngine:
                                                     f"({turn_input.error}). {last.text}"})
             state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
             return reply, None
-        pack = load_pack(state.domain)
+        pack = load_pack_version(state.domain, state.pack_digest)
         turn = turn_input.turn
         ended = self._ending_move(state, pack, turn_input)
         if ended is not None:
@@ -275,7 +280,8 @@ class SessionEngine:
                 run_stage(run, stage, pack)
         elif turn_input.move == "replace" and self._replace_goals(pack, state, turn_input.added, turn):
             kind, delta_ir = "replace", turn_input.added.ir or ""
-            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
+            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
+                               pack_digest=state.pack_digest)
         else:
             kind = apply_delta(pack, state, turn_input.facts, turn)
             delta_ir = turn_input.delta_ir
@@ -290,7 +296,8 @@ class SessionEngine:
                 kind = "added"  # what the user does not know, a search finds: it runs first
             elif turn_input.move in ("deny", "dont_know"):
                 kind = turn_input.move
-            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir())
+            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
+                               pack_digest=state.pack_digest)
         if run.materialized is not None:
             by_id = {g.goal_id: g for g in state.goals}
             for given in state.goals:
@@ -506,7 +513,7 @@ class SessionEngine:
         for j, done in enumerate(state.executed):
             if done.api == api and done.args == args:
                 return j
-        missing = [before for before in load_pack(state.domain).spec.apis[api].after
+        missing = [before for before in load_pack_version(state.domain, state.pack_digest).spec.apis[api].after
                    if not any(done.api == before for done in state.executed)]
         if missing:  # the controller's check against the pack's dependency graph
             raise ExecutionError(f"{api} may not run before {', '.join(missing)}")

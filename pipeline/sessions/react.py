@@ -11,6 +11,8 @@ import re
 
 from pipeline.llm.baseline import JSON_STRING_RULE, function_specs, json_names
 from pipeline.packs.pack import Pack, load_pack
+from pipeline.packs.store import load_pack_version
+from pipeline.packs.versions import installed_digest
 from pipeline.run import backend_for
 from pipeline.sessions.executors import ExecutionError, executed_call, get_executor
 from pipeline.sessions.records import Call, ExecutedCall, Reply, SessionState, Turn
@@ -49,10 +51,11 @@ class ReactAgent:
 
     def open(self, domain: str, today: str) -> SessionState:
         load_pack(domain)
-        return SessionState(domain=domain, today=today, executor=self.executor_kind)
+        return SessionState(domain=domain, pack_digest=installed_digest(domain), today=today,
+                            executor=self.executor_kind)
 
     def reply(self, state: SessionState, message: str) -> Reply:
-        pack = load_pack(state.domain)
+        pack = load_pack_version(state.domain, state.pack_digest)
         if state.ended:
             return state.turns[-1].reply
         log = self._log(state) + [f"User: {message.strip()}"]

@@ -87,6 +87,7 @@ class RecordedCall(BaseModel):
 class SessionState(BaseModel):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     domain: str
+    pack_digest: str | None = Field(None, description="the version of the domain's pack every turn uses")
     today: str
     executor: str = Field("simulated", description="how calls are carried out: simulated, http or replay")
     recorded: list[RecordedCall] = Field([], description="the replay executor's known answers")
