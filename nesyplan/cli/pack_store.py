@@ -24,11 +24,11 @@ KEY = typer.Option(os.environ.get("NESYPLAN_API_KEY"), "--key", help="your API k
                    show_default=False)
 
 
-def _call(method: str, api: str, path: str, key: str | None, **kwargs):
+def _call(method: str, api: str, path: str, key: str | None, headers: dict | None = None, **kwargs):
     """The API's answer as JSON; its error printed and exit 1 (2 when it cannot be reached)."""
     import httpx
 
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers = {**(headers or {}), **({"Authorization": f"Bearer {key}"} if key else {})}
     try:
         response = httpx.request(method, api.rstrip("/") + path, headers=headers, timeout=300, **kwargs)
     except httpx.HTTPError as exc:
