@@ -146,3 +146,16 @@ def test_a_version_not_installed_here_is_fetched_once_and_kept(garage_files, tmp
     # The installed pack is used as it is when the digest is its own.
     assert load_version("quickbooks", installed_digest("quickbooks"), fetch).name == "quickbooks"
     assert fetched == [digest, "0" * 64]
+
+
+def test_a_run_and_a_session_record_the_version_of_their_pack(tmp_path):
+    from typer.testing import CliRunner
+
+    from nesyplan.cli import app
+    from pipeline.sessions.engine import SessionEngine
+
+    ir = tmp_path / "ir.lp"
+    ir.write_text('_goal(g1, contact_us).\n_contact_channel(g1, "phone").\n')
+    shown = CliRunner().invoke(app, ["plan", "call support", "--today", "2024-03-10", "--ir", str(ir), "--json"])
+    assert json.loads(shown.stdout)["pack_digest"] == installed_digest("quickbooks"), shown.stdout
+    assert SessionEngine("hf").open("quickbooks", "2024-03-10").pack_digest == installed_digest("quickbooks")

@@ -123,7 +123,10 @@ def test_a_key_never_sees_nor_uses_another_keys_pack(tmp_path):
                                    ("POST", "/v1/sessions", {"domain": "garage"})]:
             response = svc.http.request(method, path, json=body, headers=bob)
             assert response.status_code == 404, (path, response.text)
-        assert svc.http.post("/v1/sessions", json={"domain": "garage"}, headers=ann).status_code == 201
+        opened = svc.http.post("/v1/sessions", json={"domain": "garage"}, headers=ann)
+        assert opened.status_code == 201, opened.text
+        session = svc.http.get(f"/v1/sessions/{opened.json()['id']}", headers=ann).json()
+        assert session["state"]["pack_digest"] == digest
         # Bob's own pack of the same name is his, and another version: Ann's stays as it was.
         mine = svc.http.post("/v1/packs?name=garage", content=json.dumps(garage_v2()), headers=bob)
         assert mine.status_code == 201 and mine.json()["packs"][0]["digest"] != digest
