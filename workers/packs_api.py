@@ -14,12 +14,12 @@ import subprocess
 import sys
 import threading
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from pipeline.packs.pack import NAME, PackError, pack_names
 from pipeline.packs.store import PackStore, PackStoreError, PackVersion, default_store, stored_or_installed
-from pipeline.packs.versions import PackFiles, installed_digest
+from pipeline.packs.versions import PackFiles, archive_of, installed_digest, installed_files
 from pipeline.settings import settings
 from workers.auth import caller
 
@@ -153,6 +153,31 @@ def list_versions(name: str, who: str = Depends(caller)) -> list[PackVersion]:
     if NAME.fullmatch(name) and name in pack_names() and not pack_store().versions(who, name):
         return [PackVersion(name=name, digest=installed_digest(name), created=0, source="installed", active=True)]
     return _own_versions(who, name)
+
+
+@router.get("/v1/packs/{name}/versions/{digest}", response_class=Response,
+            responses={200: {"content": {"application/gzip": {}}, "description": "the version's files (tar.gz)"},
+                       404: {"description": "no such version"}})
+def download_version(name: str, digest: str, who: str = Depends(caller)) -> Response:
+    """A version's files as the archive `POST /v1/packs` takes: what made a run (its `pack_digest`), to
+    read, audit or plan with again."""
+    known = [v.digest for v in list_versions(name, who)]
+    if digest not in known:
+        raise HTTPException(status_code=404, detail=f"pack {name!r} has no version {digest!r}")
+    files = installed_files(name) if name in pack_names() and installed_digest(name) == digest else \
+        pack_store().files(digest)
+    if files is None:
+        raise HTTPException(status_code=404, detail=f"pack {name!r} version {digest[:12]} is no longer stored")
+    return Response(archive_of(files), media_type="application/gzip",
+                    headers={"Content-Disposition": f'attachment; filename="{name}-{digest[:12]}.tar.gz"'})
+
+
+@router.delete("/v1/packs/{name}", status_code=204, response_class=Response, responses={404: {"description": "no such pack"}})
+def delete_pack(name: str, who: str = Depends(caller)) -> Response:
+    """Forget your pack: new runs cannot use it; runs and sessions already made on it finish on theirs."""
+    _own_versions(who, name)
+    pack_store().remove(who, name)
+    return Response(status_code=204)
 
 
 @router.post("/v1/packs/{name}/activate", response_model=PackVersion, responses={404: {"description": "no such version"}})

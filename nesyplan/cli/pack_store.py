@@ -15,7 +15,7 @@ from rich.markup import escape
 from nesyplan.cli.common import app, console, err_console
 
 packs_app = typer.Typer(no_args_is_help=True, help="The service's pack store (through its HTTP API): push, list, "
-                                                   "activate, rollback, export.")
+                                                   "activate, rollback, pull, delete; export an installed pack.")
 app.add_typer(packs_app, name="packs")
 
 API = typer.Option(os.environ.get("NESYPLAN_API_URL", "http://127.0.0.1:8000"), "--api",
@@ -24,8 +24,10 @@ KEY = typer.Option(os.environ.get("NESYPLAN_API_KEY"), "--key", help="your API k
                    show_default=False)
 
 
-def _call(method: str, api: str, path: str, key: str | None, headers: dict | None = None, **kwargs):
-    """The API's answer as JSON; its error printed and exit 1 (2 when it cannot be reached)."""
+def _call(method: str, api: str, path: str, key: str | None, headers: dict | None = None, raw: bool = False,
+          **kwargs):
+    """The API's answer as JSON (`raw`: its bytes); its error printed and exit 1 (2 when it cannot be
+    reached)."""
     import httpx
 
     headers = {**(headers or {}), **({"Authorization": f"Bearer {key}"} if key else {})}
@@ -45,7 +47,7 @@ def _call(method: str, api: str, path: str, key: str | None, headers: dict | Non
                 problem = f"{where}: {problem['message']}" if where else problem["message"]
             err_console.print(f"[red]{escape(str(problem))}[/]", soft_wrap=True)
         raise typer.Exit(1)
-    return response.json()
+    return response.content if raw else response.json() if response.content else None
 
 
 def _upload_bytes(path: Path) -> bytes:
@@ -119,6 +121,23 @@ def rollback_command(pack: str = typer.Argument(...), api: str = API, key: Optio
     """Make active again the version that was active before the current one."""
     version = _call("POST", api, f"/v1/packs/{pack}/rollback", key)
     console.print(f"{pack} {version['digest'][:12]} (active)", markup=False)
+
+
+@packs_app.command("pull")
+def pull_command(pack: str = typer.Argument(...), digest: str = typer.Argument(..., help="a version's digest (a "
+                                                                                     "run's pack_digest)"),
+                 out: Path = typer.Argument(..., help="the archive to write (.tar.gz)"),
+                 api: str = API, key: Optional[str] = KEY) -> None:
+    """Download a version's files: what made a run, to read or audit."""
+    out.write_bytes(_call("GET", api, f"/v1/packs/{pack}/versions/{digest}", key, raw=True))
+    console.print(f"{pack} {digest[:12]} -> {out}", markup=False)
+
+
+@packs_app.command("delete")
+def delete_command(pack: str = typer.Argument(...), api: str = API, key: Optional[str] = KEY) -> None:
+    """Forget your pack (runs already made on it finish on their version)."""
+    _call("DELETE", api, f"/v1/packs/{pack}", key)
+    console.print(f"{pack} deleted", markup=False)
 
 
 @packs_app.command("export")

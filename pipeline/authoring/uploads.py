@@ -163,7 +163,12 @@ def _imported(data: bytes, kind: str, name: str | None, services: list[str] | No
         if kind == "sgd" and name is not None:
             raise UploadRefused([("", None, "an SGD schema names its packs by its services: no name is given")])
         what = "an OpenAPI document" if kind == "openapi" else "an SGD schema"
-        return [(*validated(installed_files(pack, root)), what) for pack in written]
+        made = [(pack, installed_files(pack, root), what) for pack in written]
+    # The importer wrote only what `validate` passed; its rules are held to an upload's rules all the same.
+    problems = [problem for _, files, _ in made for problem in rule_problems(files)]
+    if problems:
+        raise UploadRefused(problems)
+    return made
 
 
 def main() -> None:

@@ -141,6 +141,14 @@ class PackStore:
                 except redis.WatchError:
                     continue
 
+    def remove(self, tenant: str, name: str) -> bool:
+        """Forget the tenant's pack of that name (its versions' files stay: a run made on one still runs)."""
+        keys = [self._key(tenant, name, part) for part in ("versions", "order", "active", "history")]
+        with self.client.pipeline() as pipe:
+            pipe.delete(*keys)
+            pipe.srem(f"{PREFIX}{tenant}:names", name)
+            return bool(pipe.execute()[0])
+
     def files(self, digest: str) -> PackFiles | None:
         return self.blobs.get(digest)
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 import redis
 
+from pipeline.packs.versions import read_archive, version_digest
 from tests.authoring.test_openapi_packs import GARAGE
 from tests.harness import Service, stop
 
@@ -102,6 +103,11 @@ def test_activating_an_older_version_switches_new_runs_and_not_a_run_in_flight(s
     assert finished(service, submit(service, SELL_IR))["status"] == "succeeded"
     assert cli(service, "rollback", "garage").returncode == 0  # back to v1 again (v2 replaced it)
     assert cli(service, "rollback", "garage").returncode == 1  # nothing was active before v1
+    # What made the run in flight can be read back whole, by its digest.
+    pulled = cli(service, "pull", "garage", run["pack_digest"], str(tmp_path / "made_it.tar.gz"))
+    assert pulled.returncode == 0, pulled.stderr
+    files = read_archive((tmp_path / "made_it.tar.gz").read_bytes())
+    assert version_digest(files) == v2 and b"sell_car" in files["pack.yaml"]
 
 
 def test_a_key_never_sees_nor_uses_another_keys_pack(tmp_path):
@@ -131,6 +137,9 @@ def test_a_key_never_sees_nor_uses_another_keys_pack(tmp_path):
         mine = svc.http.post("/v1/packs?name=garage", content=json.dumps(garage_v2()), headers=bob)
         assert mine.status_code == 201 and mine.json()["packs"][0]["digest"] != digest
         assert [v["digest"] for v in svc.http.get("/v1/packs/garage/versions", headers=ann).json()] == [digest]
+        assert svc.http.delete("/v1/packs/garage", headers=bob).status_code == 204
+        assert svc.http.get("/v1/packs/garage/versions", headers=bob).status_code == 404
+        assert svc.http.get(f"/v1/packs/garage/versions/{digest}", headers=ann).status_code == 200
     finally:
         svc.close()
 
