@@ -83,6 +83,21 @@ def test_a_pack_pushed_through_the_cli_plans_on_two_workers_that_do_not_have_it(
     assert cli(service, "list").stdout.splitlines()[0].split()[:2] == ["garage", digest[:12]]
 
 
+
+def test_a_worker_whose_disk_holds_another_copy_of_an_installed_pack_runs_the_apis_version(service, tmp_path):
+    from pipeline.packs.versions import installed_digest, installed_files, write_version
+
+    env = host(tmp_path, "stale")
+    files = installed_files("quickbooks")
+    files["rules/normalize.lp"] += b"\n% edited on this host only\n"
+    write_version(tmp_path / "stale" / "packs", files)
+    service.start_worker("stale", env=env)
+    run = finished(service, service.submit())
+    assert run["status"] == "succeeded", run["failure"]
+    assert run["pack_digest"] == installed_digest("quickbooks") != version_digest(files)
+    assert (tmp_path / "stale" / "cache" / run["pack_digest"] / "domains" / "quickbooks").is_dir()
+
+
 def test_activating_an_older_version_switches_new_runs_and_not_a_run_in_flight(service, tmp_path):
     first = service.http.post("/v1/packs?name=garage", content=json.dumps(GARAGE))
     second = service.http.post("/v1/packs?name=garage", content=json.dumps(garage_v2()))
