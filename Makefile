@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup setup-gemma demo test lint eval fuzz load chaos clean gpu-assets gpu-check
+.PHONY: setup setup-gemma demo test lint docs docs-serve eval fuzz load chaos clean gpu-assets gpu-check
 
 setup: $(STAMP)
 
@@ -34,6 +34,13 @@ lint: setup
 test: lint
 	$(BIN)/python -m pytest -q --durations=20
 
+# The user guide and design notes (docs/, mkdocs.yml) as a site in site/; a broken link or a warning fails it.
+docs: setup
+	$(BIN)/mkdocs build --strict
+
+docs-serve: setup
+	$(BIN)/mkdocs serve
+
 # A long fuzzing campaign (make test runs the same properties with a short budget); prints examples per target.
 fuzz: setup
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz --hypothesis-show-statistics
@@ -54,7 +61,7 @@ eval: setup
 
 # The GPU check's inputs (a few MiB, in .gpu/): the LLM inputs of quickbooks dev, the CPU's outputs for them,
 # the packaged model's tokenizer and config. With GGUF=1 the packaged GGUF too (98 MiB: more than one copy to
-# a bare GPU host takes; see README, "Run on a GPU host").
+# a bare GPU host takes; see docs/operations.md, "Run on a GPU host").
 GPU_DATASET ?= ../shared/benchmark/quickbooks/dev.jsonl
 gpu-assets: setup
 	mkdir -p .gpu
@@ -73,4 +80,4 @@ gpu-check:
 	$(PYTHON) -m pytest -q -m gpu --noconftest -p no:cacheprovider tests/llm/test_gpu.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

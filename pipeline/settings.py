@@ -32,7 +32,7 @@ class Settings(BaseSettings):
     retrieval_method: str = "hybrid"        # dense | sparse | hybrid
     # The learned heads (`nesyplan train-language`): which goal a text asks for, which span is which value.
     # Off, the rules alone decide (what the heads are measured against). The goal head is off by default:
-    # on services it never saw it picks worse than retrieval does (README, "Language analysis").
+    # on services it never saw it picks worse than retrieval does (docs/design/language.md).
     learned_goals: bool = False
     learned_values: bool = True
     learned_tagger: bool = True             # the argument tagger reads values where one is trained

@@ -57,7 +57,7 @@ NEXT_THRESHOLD = 0.25
 # The first threshold of a pack with no example requests (made from a schema): a request matches lines of
 # description less closely than other requests. Chosen on one fold of SGD train's leave-domains-out
 # cross-validation (`eval-sgd-cv`, its held-out domains' openings and other domains' probes: the lowest
-# value that still refused 95% of the probes), then checked on the two others (README, "Language analysis").
+# value that still refused 95% of the probes), then checked on the two others (docs/design/retrieval.md).
 DESCRIBED_FIRST_THRESHOLD = 0.26
 # A clause that asks only by being a bare noun phrase ("not sure of the amount yet") names a goal only above this.
 BARE_PHRASE_THRESHOLD = 0.45
@@ -452,7 +452,7 @@ class Retriever:
         against it sit just under them ("is it going to be sunny in Oslo on Friday"). The head, trained on
         how people ask SGD's services and refuse other domains', tells those apart: on five train services
         it never saw, retrieval alone took 71% of their openings in, retrieval or the head 86%, and each
-        refused 99% of other domains' openings (README, "Language analysis"). For a REST API the head only
+        refused 99% of other domains' openings (docs/design/language.md). For a REST API the head only
         lets the request in: which calls it asks for is retrieval's, clause by clause (`_head_picks_goals`)."""
         linker = self._gate_linker()
         learned = linker.goal_probabilities(query) if linker else {}

@@ -2,7 +2,7 @@
 service: submit from the form, watch the run succeed, open every artifact, count the plan graph against
 the plan, see a failure at its stage, and check that the page asks nothing of any other server.
 
-NESYPLAN_SCREENSHOTS=1 also writes the README's screenshot (workers/static/screenshot-run.png)."""
+NESYPLAN_SCREENSHOTS=1 also writes the screenshot the docs show (workers/static/screenshot-run.png; docs/service.md)."""
 
 import os
 import shutil
