@@ -172,3 +172,6 @@ class Run(BaseModel):
     domain_pddl: str | None = None
     plan: Plan | None = None
     timings_ms: dict[str, float] = {}
+    trace_context: dict[str, str] = Field({}, description="the W3C trace context (traceparent) of the run's trace, "
+                                                         "which every stage's span continues; empty when tracing "
+                                                         "is off")

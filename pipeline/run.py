@@ -14,6 +14,7 @@ from pipeline.packs.pack import Pack, PackError, load_pack
 from pipeline.packs.store import load_pack_version
 from pipeline.packs.versions import installed_digest
 from pipeline.packs.workflows import expand_workflows
+from pipeline.observability import metrics, tracing
 from pipeline.records import LOOKUP, Failure, Run, StageError
 from pipeline.settings import settings
 from pipeline.stages.check import check_ir
@@ -97,6 +98,7 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None, fast_plan: bool = 
     if run.status == "failed":
         return run
     run.status = "running"
+    span = tracing.stage_started(run, stage)
     started = time.perf_counter()
     try:
         try:
@@ -115,10 +117,13 @@ def run_stage(run: Run, stage: str, pack: Pack | None = None, fast_plan: bool = 
     except Exception as exc:  # noqa: BLE001 - a bug must end the run with its reason, not lose it
         run.status = "failed"
         run.failure = Failure(stage=stage, kind="internal", message=f"{type(exc).__name__}: {exc}")
+        span.record_exception(exc)
     finally:
         run.timings_ms[stage] = round((time.perf_counter() - started) * 1000, 3)
     if run.status != "failed" and stage == SYMBOLIC_STAGES[-1]:
         run.status = "succeeded"
+    metrics.stage_observed(run, stage)
+    tracing.stage_ended(span, run, stage)
     return run
 
 
@@ -149,6 +154,7 @@ def warm_up(domains: list[str], translator: str | None = None) -> dict[str, floa
     return took
 
 
+@tracing.traced_run("embedded")  # one trace: a root span around it all, a child span per stage
 def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | None = None,
                  translator: str | None = None, constrain: bool | None = None,
                  goal_choice: str | None = None, pack_digest: str | None = None) -> Run:
@@ -160,6 +166,7 @@ def run_pipeline(query: str, domain: str, today: str | None = None, ir: str | No
         run.pack_digest = pack_digest or installed_digest(domain)
     except PackError as exc:
         run.status, run.failure = "failed", _pack_failure(exc, "check")
+        metrics.run_ended(run, "check")
         return run
     for stage in stages_of(run):
         run_stage(run, stage, pack)

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     max_session_messages: int = 60          # per session
     llm_max_prompt_chars: int = 16000       # serve-llm: larger prompts get 413
     llm_max_waiting: int = 64               # serve-llm: requests in or waiting for the model; more get 429
+    # Traces (pipeline/observability/tracing.py): `auto` exports over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
+    # (or ..._TRACES_ENDPOINT) is set and is off otherwise; `otlp`, `console` (spans as JSON on stdout), `off`.
+    tracing: str = "auto"
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,8 @@ loaded model. Besides the standard fields it reads `grammar` (EBNF), as llama.cp
 
 It is guarded like the API: the same keys (a Bearer key when keys are configured; without keys the CLI
 serves only on a loopback address), a prompt-size limit (413), a bound on requests waiting for the model
-(429 with Retry-After), no streaming (a clear 400, not an empty stream) and only its own model name."""
+(429 with Retry-After), no streaming (a clear 400, not an empty stream) and only its own model name.
+GET /metrics: its prompt-prefix cache, for Prometheus (with the same key)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import threading
 import time
 import uuid
 
-from fastapi import Depends, FastAPI, HTTPException
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
+from pipeline.observability.metrics import exposition
 from pipeline.settings import settings
 from workers.auth import allowed_hosts, key_digests, key_id
 
@@ -60,6 +62,12 @@ def make_app(model: str | None = None, gguf_file: str | None = None) -> FastAPI:
     @app.get("/v1/models")
     def models() -> dict:
         return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "nesyplan"}]}
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics(request: Request) -> Response:
+        """This process's metrics for Prometheus: its model's prompt-prefix cache lookups."""
+        body, content_type = exposition(request.headers.get("accept"))
+        return Response(content=body, media_type=content_type)
 
     @app.post("/v1/chat/completions")
     def chat(body: ChatRequest) -> dict:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 
 import redis
 
+from pipeline.observability import metrics
 from pipeline.records import Failure
 from pipeline.settings import settings
 from workers.store import HEARTBEAT_PREFIX
@@ -264,6 +265,7 @@ def sweep(runs, sessions, resend_run, resend_turn, now: float | None = None,
             run.failure = Failure(stage=next(iter(left), "plan"), kind="internal",
                                   message=f"the run did not move after being sent {s.max_resends} more times")
             runs.save(run)
+            metrics.run_ended(run, run.failure.stage)
             ended(client, run_id)
             counts["runs_failed"] += 1
             continue

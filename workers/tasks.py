@@ -12,9 +12,10 @@ import uuid
 
 import redis
 from celery import current_task
-from celery.signals import task_received, worker_process_init, worker_ready
+from celery.signals import task_received, worker_process_init, worker_process_shutdown, worker_ready
 from celery.exceptions import SoftTimeLimitExceeded
 
+from pipeline.observability import metrics, tracing
 from pipeline.records import Failure, Run
 from pipeline.run import ALL_STAGES, run_stage, stages_of, warm_up
 from pipeline.settings import settings
@@ -93,6 +94,21 @@ def _redis_run(client: redis.Redis) -> str | None:
 
 
 @worker_process_init.connect
+def _start_tracing(**_) -> None:
+    """Each worker process exports its stages' spans when tracing is configured (after the fork: the
+    exporter's thread is the process's own)."""
+    try:
+        tracing.configure("nesyplan-worker")
+    except Exception:  # noqa: BLE001 - a worker whose tracing is misconfigured still serves
+        log.exception("tracing could not be configured; spans are not exported")
+
+
+@worker_process_shutdown.connect
+def _flush_spans(**_) -> None:
+    tracing.flush()
+
+
+@worker_process_init.connect
 def _warm_up_worker(**_) -> None:
     """Each worker process loads its packs (and, on the `llm` queue, the model) before its first task."""
     s = settings()
@@ -163,6 +179,7 @@ def _execute_stage(run_id: str, stage: str) -> Run | None:
     except SoftTimeLimitExceeded:
         run.status = "failed"
         run.failure = Failure(stage=stage, kind="internal", message=f"stage {stage} ran out of time")
+        metrics.run_ended(run, stage)
     store().save(run)
     if run.status in ("succeeded", "failed"):
         sweeper.ended(store().client, run_id)
@@ -187,10 +204,12 @@ STAGE_TASKS = {stage: _make_stage_task(stage) for stage in ALL_STAGES}
 
 def enqueue(run: Run) -> None:
     """Store the run as queued and send its first stage (translation on `llm`, the rest on `symbolic`);
-    each stage sends the next."""
-    store().save(run)
-    sweeper.moved(store().client, run.id)  # tracked before it is sent: a send that is lost is sent again
-    resend_run(run.id, stages_of(run))
+    each stage sends the next. The run's trace starts here: its context is stored with it, for the stages."""
+    with tracing.run_span(run, "queue"):
+        store().save(run)
+        sweeper.moved(store().client, run.id)  # tracked before it is sent: a send that is lost is sent again
+        resend_run(run.id, stages_of(run))
+    metrics.run_submitted()
 
 
 def _engine() -> SessionEngine:

@@ -30,8 +30,10 @@ def plan(query: Optional[str] = typer.Argument(None, help="the request, in plain
          json_out: bool = typer.Option(False, "--json", help="print the Run record as JSON")) -> None:
     """Plan one request. Exit code 0: a plan; 1: no plan (the reason is in the output). With --file, plan
     each line's request and exit 0 when every one was read (a request without a plan is a Run that says why)."""
+    from pipeline.observability import tracing
     from pipeline.run import run_pipeline
 
+    tracing.configure("nesyplan-cli")  # a root span per run and a span per stage, where traces are configured
     if (query is None) == (file is None):
         raise typer.BadParameter("give a request or --file, not both", param_hint="QUERY / --file")
     if file is not None:

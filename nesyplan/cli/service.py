@@ -51,32 +51,58 @@ def serve_llm(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(80
     serving.join(timeout=15)
 
 
+METRICS_DIR_HELP = ("folder where this host's processes keep their metrics (prometheus_client's multiprocess "
+                    "mode); `serve` and `worker` on one host share it, so the API's /metrics shows what the "
+                    "workers did. Default: nesyplan-metrics-UID-DIGEST in the temporary directory, one per "
+                    "Redis URL")
+
+
 @app.command()
 def worker(queues: str = typer.Option("llm,symbolic", help="queues to take work from (comma-separated)"),
            concurrency: int = typer.Option(1, min=1, help="worker processes"),
            name: Optional[str] = typer.Option(None, help="worker name (default: nesyplan-PID@host)"),
-           loglevel: str = typer.Option("INFO")) -> None:
-    """Run a Celery worker: GPU hosts take `llm`, CPU hosts `symbolic`; any number, against one Redis."""
+           loglevel: str = typer.Option("INFO"),
+           metrics_dir: Optional[str] = typer.Option(None, envvar="PROMETHEUS_MULTIPROC_DIR", help=METRICS_DIR_HELP),
+           metrics_port: Optional[int] = typer.Option(None, min=1, max=65535, envvar="NESYPLAN_WORKER_METRICS_PORT",
+                                                      help="also serve this host's metrics at :PORT/metrics (a "
+                                                           "worker on a host without the API; no key asked: "
+                                                           "keep the port to your scraper's network)"),
+           metrics_host: str = typer.Option("127.0.0.1", help="the address --metrics-port listens on")) -> None:
+    """Run a Celery worker: GPU hosts take `llm`, CPU hosts `symbolic`; any number, against one Redis.
+    Traces of its stages: NESYPLAN_TRACING (auto: exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is
+    set; otlp, console, off)."""
     import os
+
+    from pipeline.observability.metrics import serve_metrics, use_multiprocess_dir
+
+    _refuse_a_placeholder_redis_password()
+    use_multiprocess_dir(metrics_dir)  # before any metric exists; the pool's processes inherit it
+    if metrics_port is not None:
+        serve_metrics(metrics_port, metrics_host)
 
     from workers.celery_app import app as celery_app
     from workers.tasks import WORKER_QUEUES_ENV
 
-    _refuse_a_placeholder_redis_password()
     os.environ[WORKER_QUEUES_ENV] = queues  # each worker process warms up what its queues need
     celery_app.worker_main(["worker", "-Q", queues, "-c", str(concurrency), "--loglevel", loglevel,
                             "-n", name or f"nesyplan-{os.getpid()}@%h", "--without-mingle", "--without-gossip"])
 
 
 @app.command()
-def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000)) -> None:
-    """Serve the HTTP API (OpenAPI at /docs). Without API keys (NESYPLAN_API_KEYS or
-    NESYPLAN_API_KEYS_FILE) it serves only on a loopback address."""
+def serve(host: str = typer.Option("127.0.0.1"), port: int = typer.Option(8000),
+          metrics_dir: Optional[str] = typer.Option(None, envvar="PROMETHEUS_MULTIPROC_DIR",
+                                                    help=METRICS_DIR_HELP)) -> None:
+    """Serve the HTTP API (OpenAPI at /docs) and Prometheus metrics at /metrics. Without API keys
+    (NESYPLAN_API_KEYS or NESYPLAN_API_KEYS_FILE) it serves only on a loopback address; with keys,
+    /metrics asks for one too. Traces of the runs it queues: NESYPLAN_TRACING (auto: exported over OTLP/HTTP
+    when OTEL_EXPORTER_OTLP_ENDPOINT is set; otlp, console, off)."""
     import uvicorn
 
+    from pipeline.observability.metrics import use_multiprocess_dir
     from pipeline.settings import settings
 
     _refuse_an_open_public_address(host)
+    use_multiprocess_dir(metrics_dir)  # before the app (and its metrics) is imported
     s = settings()
     # Bounds on what a client can hold: idle keep-alive connections close after 5 s, past max_connections
     # new ones get 503, and SIGTERM ends the server within 10 s even with replies still being waited for.
@@ -130,11 +156,13 @@ def submit(query: str = typer.Argument(..., help="the request, in plain language
            wait: bool = typer.Option(False, "--wait", help="wait for the plan and show it"),
            timeout: float = typer.Option(120.0, help="seconds to wait with --wait")) -> None:
     """Queue a request for the workers; prints its id (with --wait, the finished run)."""
+    from pipeline.observability import tracing
     from pipeline.run import new_run
     from workers.tasks import enqueue
 
     from pipeline.packs.store import default_store, load_pack_version, stored_or_installed
 
+    tracing.configure("nesyplan-cli")
     try:  # the version a local key's run would use: its own pack of that name in the store, else the installed one
         digest = stored_or_installed(default_store(), LOCAL, domain)
         load_pack_version(domain, digest)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline.llm.batching import BatchDecoder, Job
 from pipeline.llm.slots import slots_supported
+from pipeline.observability import metrics
 from pipeline.settings import settings
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -211,13 +212,15 @@ class HFBackend:
     def _ids(self, text: str):
         return self.tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"].to(self.device)
 
-    def _prefix(self, prefix: str):
+    def _prefix(self, prefix: str, counted: bool = True):
         """The model state after the static prompt prefix, from an LRU cache, and how many of its tokens
         had to be computed. A prefix seen for the first time starts from the cached one it shares most
         tokens with (the instructions and examples that every request's prompt opens with), so only the
-        tokens after the shared part are computed."""
+        tokens after the shared part are computed. `counted`: a request's lookup (metrics), not a warm-up."""
         import torch
 
+        if counted:
+            metrics.prompt_cache_lookup(prefix in self._prefix_cache)
         if prefix in self._prefix_cache:
             self._prefix_cache.move_to_end(prefix)
             return (*self._prefix_cache[prefix], 0)
@@ -251,7 +254,7 @@ class HFBackend:
         with self._lock:
             prefix, _ = self._split_prompt(system, "")
             if prefix:
-                self._prefix(prefix)
+                self._prefix(prefix, counted=False)
             self._compiled('root ::= "x"')
 
     # --- grammar ---------------------------------------------------------------------------------

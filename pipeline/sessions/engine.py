@@ -22,6 +22,7 @@ from datetime import date
 
 from pipeline.language.moves import only_moves, read_moves
 from pipeline.llm.prompt import goal_arguments
+from pipeline.observability import metrics
 from pipeline.retrieval.speech_acts import Vocabulary, requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
 from pipeline.packs.store import load_pack_version
@@ -360,12 +361,14 @@ class SessionEngine:
         state.pending = state.awaiting = None
         return True
 
-    def _end(self, state: SessionState, kind: str, text: str, reason: str) -> Reply:
+    def _end(self, state: SessionState, kind: str, text: str, reason: str, code: str) -> Reply:
+        """End the session: `reason` is told, `code` counted (metrics: a few fixed words)."""
         state.ended, state.end_reason, state.pending, state.awaiting = kind, reason, None, None
+        metrics.session_ended(kind, code)
         return Reply(kind=kind, text=text, executed=state.calls())
 
-    def _handoff(self, state: SessionState, pack: Pack, why: str) -> Reply:
-        return self._end(state, "handoff", f"I am passing you to a person: {why}. {summary(pack, state)}", why)
+    def _handoff(self, state: SessionState, pack: Pack, why: str, code: str) -> Reply:
+        return self._end(state, "handoff", f"I am passing you to a person: {why}. {summary(pack, state)}", why, code)
 
     def _ending_move(self, state: SessionState, pack: Pack, turn_input: TurnInput) -> Reply | None:
         """A message that ends the session before anything is planned: cancel, a person, too many messages."""
@@ -373,11 +376,11 @@ class SessionEngine:
             return None
         if turn_input.move == "cancel":
             return self._end(state, "fail", "Cancelled as you asked: nothing more will be carried out. "
-                             + summary(pack, state), "cancelled by the user")
+                             + summary(pack, state), "cancelled by the user", "cancelled")
         if turn_input.move == "human":
-            return self._handoff(state, pack, "you asked for a person")
+            return self._handoff(state, pack, "you asked for a person", "asked_for_person")
         if len(state.turns) + 1 >= MAX_MESSAGES:
-            return self._handoff(state, pack, f"this conversation reached {MAX_MESSAGES} messages")
+            return self._handoff(state, pack, f"this conversation reached {MAX_MESSAGES} messages", "message_limit")
         return None
 
     def _bounded(self, state: SessionState, pack: Pack, reply: Reply, kind: str) -> Reply:
@@ -390,7 +393,8 @@ class SessionEngine:
             offered = sum(1 for t in state.turns if t.reply is not None and t.reply.kind == "confirm"
                           and t.reply.calls == reply.calls)
             if offered >= MAX_STRIKES:
-                return self._handoff(state, pack, f"you turned down the same read-back {offered} times")
+                return self._handoff(state, pack, f"you turned down the same read-back {offered} times",
+                                     "read_back_refused")
         last = state.turns[-1].reply if state.turns else None
         same = last is not None and last.kind == reply.kind and last.slot == reply.slot and last.calls == reply.calls
         if not same:
@@ -403,14 +407,15 @@ class SessionEngine:
             asides += 1
         if kind == "unrelated":  # an aside, or an answer nothing could be read from
             if asides + 1 >= MAX_ASIDES:
-                return self._handoff(state, pack, f"{MAX_ASIDES} messages in a row were about something else")
+                return self._handoff(state, pack, f"{MAX_ASIDES} messages in a row were about something else",
+                                     "off_topic")
             return self._with_form(pack, reply) if asides == 0 and reply.kind == "ask" else reply
         if kind not in ("answer", "dont_know", "deny"):  # other values given (a jump): progress, no strike
             return reply
         state.strikes += 1
         if state.strikes >= MAX_STRIKES:
             asked = reply.slot.replace("_", " ") if reply.slot else "a yes or the right values"
-            return self._handoff(state, pack, f"I could not get {asked} from your answers")
+            return self._handoff(state, pack, f"I could not get {asked} from your answers", "unanswered")
         if kind == "dont_know" and reply.kind == "ask":
             goal = next((g.goal for g in state.goals if state.pending and g.goal_id == state.pending[0]), None)
             why = pack.spec.goals[goal].description.rstrip(".") if goal in pack.spec.goals else "carry this out"
@@ -430,12 +435,12 @@ class SessionEngine:
     def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, turn: int) -> Reply:
         if run.failure is not None or run.plan is None:
             message = run.failure.message if run.failure else "no plan"
-            return self._end(state, "fail", message, message)
+            return self._end(state, "fail", message, message, "run_failed")
         try:
             executor = get_executor(state.executor, pack, session_id=state.id, recorded=state.recorded)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
-            return self._end(state, "fail", f"an API call failed: {exc}", f"an API call failed: {exc}")
+            return self._end(state, "fail", f"an API call failed: {exc}", f"an API call failed: {exc}", "call_failed")
 
     def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
         self._run_searches(state, run, executor, turn)
@@ -463,6 +468,7 @@ class SessionEngine:
         result = [Call(api=call.api, args={a: b.value if b.value is not None else {"ref": b.ref}
                                            for a, b in call.args.items()}) for call in run.plan.calls]
         state.pending, state.ended, state.end_reason = None, "done", "carried out"
+        metrics.session_ended("done", "carried_out")
         outputs = ", ".join(f"{state.executed[j].api} -> {state.executed[j].output}" for j in position.values())
         return Reply(kind="done", text=f"Done: {outputs}.", executed=state.calls(), result=result)
 

@@ -30,6 +30,7 @@ import unified_planning.shortcuts as up
 from unified_planning.engines import PlanGenerationResultStatus as Status
 from unified_planning.io import PDDLReader
 
+from pipeline.observability import metrics
 from pipeline.packs.pack import Pack
 from pipeline.records import Materialized, Plan, PlanArg, PlanCall, StageError, TaskPDDL
 from pipeline.settings import settings
@@ -186,10 +187,12 @@ class PlanCache:
             actions = self._entries.get(key)
             if actions is None:
                 self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return actions
+            else:
+                self._entries.move_to_end(key)
+                self.hits += 1
+        if self.size > 0:  # a cache turned off is not looked up, only asked
+            metrics.plan_cache_lookup(actions is not None)
+        return actions
 
     def put(self, key: str, actions: Actions) -> None:
         if self.size <= 0:
