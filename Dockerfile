@@ -6,6 +6,7 @@ ARG TORCH_INDEX="https://download.pytorch.org/whl/cpu"
 WORKDIR /app
 RUN pip install --no-cache-dir --index-url "$TORCH_INDEX" "$TORCH_SPEC"
 COPY pyproject.toml README.md ./
+COPY nesyplan nesyplan
 COPY pipeline pipeline
 COPY workers workers
 COPY domains domains
