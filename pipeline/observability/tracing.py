@@ -111,7 +111,7 @@ def _tracer() -> trace.Tracer:
 
 def _attributes(run) -> dict:
     return {"nesyplan.run.id": run.id, "nesyplan.domain": run.domain,
-            "nesyplan.translator": run.translator or "none"}
+            "nesyplan.pack_digest": run.pack_digest or "", "nesyplan.translator": run.translator or "none"}
 
 
 def _mark(span: Span, run) -> None:
