@@ -82,6 +82,7 @@ def test_a_run_submitted_from_the_form_succeeds_and_shows_every_stage(page, serv
     assert page.locator(".plan-graph .node.ask").count() == asks >= 1
     assert page.locator(".plan-graph line.edge").count() == refs + asks and refs >= 1
     assert page.locator(".tok-predicate").count() > 0  # ASP and PDDL are highlighted
+    assert f"@{run['pack_digest'][:12]}" in page.locator(".meta").first.inner_text()  # the pack version that made it
     if os.environ.get("NESYPLAN_SCREENSHOTS"):
         page.screenshot(path=str(SCREENSHOT), full_page=True)
     links = page.locator("a.download")
