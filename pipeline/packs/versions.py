@@ -38,7 +38,6 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 _PART = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}"
 VERSION_PATH = re.compile(rf"(pack\.yaml|overlay\.yaml|domain\.pddl|requests\.jsonl"
                           rf"|prompts/{_PART}\.j2|examples/{_PART}\.lp|rules/{_PART}\.lp)")
-SKIPPED_DIRS = {"retriever"}  # a trained embedding model: binary, large, made again by train-retriever
 
 
 class VersionError(PackError):
@@ -61,7 +60,8 @@ def _root_parts(root: Path, name: str) -> list[tuple[Path, str]]:
 
 
 def installed_files(name: str, root: Path | None = None) -> PackFiles:
-    """The version files of a pack installed under a packs root (default: this machine's)."""
+    """The version files of a pack installed under a packs root (default: this machine's): those a version
+    has (VERSION_PATH); a trained retriever beside them is a model of this host, not part of the pack."""
     root = root or packs_root()
     files: PackFiles = {}
     for folder, prefix in _root_parts(root, name):
@@ -69,8 +69,9 @@ def installed_files(name: str, root: Path | None = None) -> PackFiles:
             continue
         for file in sorted(folder.rglob("*")):
             relative = file.relative_to(folder)
-            if file.is_file() and relative.parts[0] not in SKIPPED_DIRS:
-                files[prefix + relative.as_posix()] = file.read_bytes()
+            path = prefix + relative.as_posix()
+            if file.is_file() and VERSION_PATH.fullmatch(path):  # not an editor's backup, not a trained model
+                files[path] = file.read_bytes()
     pddl = root / "pddl" / name / "domain.pddl"
     if pddl.is_file():
         files["domain.pddl"] = pddl.read_bytes()
@@ -84,8 +85,9 @@ def installed_digest(name: str, root: Path | None = None) -> str | None:
     if not (root / "domains" / name / "pack.yaml").is_file():
         return None
     stamps = []
-    for folder, _ in _root_parts(root, name):
-        stamps += [(str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in folder.rglob("*") if f.is_file()]
+    for folder, prefix in _root_parts(root, name):
+        stamps += [(str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in folder.rglob("*")
+                   if f.is_file() and VERSION_PATH.fullmatch(prefix + f.relative_to(folder).as_posix())]
     pddl = root / "pddl" / name / "domain.pddl"
     if pddl.is_file():
         stamps.append((str(pddl), pddl.stat().st_mtime_ns, pddl.stat().st_size))

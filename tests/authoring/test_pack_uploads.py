@@ -159,3 +159,18 @@ def test_a_run_and_a_session_record_the_version_of_their_pack(tmp_path):
     shown = CliRunner().invoke(app, ["plan", "call support", "--today", "2024-03-10", "--ir", str(ir), "--json"])
     assert json.loads(shown.stdout)["pack_digest"] == installed_digest("quickbooks"), shown.stdout
     assert SessionEngine("hf").open("quickbooks", "2024-03-10").pack_digest == installed_digest("quickbooks")
+
+
+def test_every_installed_pack_is_a_version_a_worker_could_fetch_and_strays_are_no_part_of_it(tmp_path):
+    from pipeline.packs.pack import pack_names
+    from pipeline.packs.versions import check_version_files, write_version
+
+    for name in pack_names():
+        check_version_files(installed_files(name))
+    root = tmp_path / "packs"
+    write_version(root, installed_files("quickbooks"))
+    before = installed_digest("quickbooks", root)
+    (root / "domains" / "quickbooks" / "pack.yaml~").write_text("an editor's backup")
+    (root / "domains" / "quickbooks" / "retriever").mkdir()
+    (root / "domains" / "quickbooks" / "retriever" / "model.safetensors").write_bytes(b"\x00\x01")
+    assert installed_digest("quickbooks", root) == before == installed_digest("quickbooks")
