@@ -26,6 +26,8 @@ import zipfile
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
+
 from pipeline.packs.pack import NAME, Pack, PackError, load_pack, load_pack_at, packs_root
 
 PackFiles = dict[str, bytes]
@@ -126,11 +128,15 @@ def check_version_files(files: PackFiles) -> None:
 
 def pack_name_of(files: PackFiles) -> str:
     """The name its pack.yaml gives (the folders a version is written to are named by it)."""
-    match = re.search(rb"^name:\s*['\"]?([a-z][a-z0-9_]*)['\"]?\s*$", files.get("pack.yaml", b""), re.MULTILINE)
-    if not match or not NAME.fullmatch(match[1].decode()):
+    try:
+        spec = yaml.safe_load(files.get("pack.yaml", b"").decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise VersionError(f"pack.yaml: invalid YAML: {exc}", [("pack.yaml", None, f"invalid YAML: {exc}")]) from None
+    name = spec.get("name") if isinstance(spec, dict) else None
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise VersionError("pack.yaml: no `name:` (lower case letters, digits and _)",
                            [("pack.yaml", 1, "no `name:` (lower case letters, digits and _)")])
-    return match[1].decode()
+    return name
 
 
 def write_version(root: Path, files: PackFiles) -> Path:
