@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -55,8 +56,18 @@ def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None
 
 
-@lru_cache(maxsize=1)
+_making = threading.Lock()
+
+
 def _metrics() -> SimpleNamespace:
+    """The metrics, made by the first caller; the API's threads call this at once, and a metric made twice
+    is refused by the registry."""
+    with _making:
+        return _made()
+
+
+@lru_cache(maxsize=1)
+def _made() -> SimpleNamespace:
     from prometheus_client import Counter, Histogram
 
     metrics = SimpleNamespace(
