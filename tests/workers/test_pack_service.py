@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 import redis
 
 from pipeline.packs.versions import read_archive, version_digest
@@ -42,15 +41,6 @@ def cli(service: Service, *args: str, key: str | None = None) -> subprocess.Comp
         env["NESYPLAN_API_KEY"] = key
     return subprocess.run([sys.executable, "-m", "nesyplan.cli", "packs", *args], env=env, capture_output=True,
                           text=True, timeout=180)
-
-
-@pytest.fixture
-def service(tmp_path):
-    url = os.environ["NESYPLAN_REDIS_URL"]
-    redis.Redis.from_url(url).flushdb()
-    svc = Service(url, tmp_path)
-    yield svc
-    svc.close()
 
 
 def submit(service: Service, ir: str, domain: str = "garage", key: str | None = None) -> str:

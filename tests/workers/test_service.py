@@ -9,20 +9,10 @@ import subprocess
 import sys
 
 import pytest
-import redis
 import yaml
 
 from pipeline.packs.pack import PROJECT_ROOT
 from tests.harness import DATAFLOW_IR, EXAMPLES, NO_BROKER_RESCUE, PrivateRedis, Service, free_port, stop, wait_until
-
-
-@pytest.fixture
-def service(tmp_path):
-    url = os.environ["NESYPLAN_REDIS_URL"]
-    redis.Redis.from_url(url).flushdb()
-    svc = Service(url, tmp_path)
-    yield svc
-    svc.close()
 
 
 def test_a_request_goes_through_the_chain_and_its_artifacts_are_readable(service):
