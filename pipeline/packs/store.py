@@ -102,7 +102,9 @@ class PackStore:
     def versions(self, tenant: str, name: str) -> list[PackVersion]:
         """The pack's versions, oldest first; empty when the tenant has no pack of that name."""
         order = [d.decode() for d in self.client.lrange(self._key(tenant, name, "order"), 0, -1)]
-        return [self.version(tenant, name, digest) for digest in order]
+        records, active = self.client.hgetall(self._key(tenant, name, "versions")), self.active(tenant, name)
+        return [PackVersion.model_validate_json(records[digest.encode()]).model_copy(update={"active": digest == active})
+                for digest in order]
 
     def activate(self, tenant: str, name: str, digest: str) -> PackVersion:
         """Make one of the pack's versions the one new runs use; the one it replaces is remembered."""
@@ -157,10 +159,11 @@ def stored_or_installed(store: PackStore, tenant: str, name: str) -> str:
     """The digest new runs of `name` use for a tenant: the active version of its own pack of that name,
     else the installed (shared) pack's, whose files are put in the store too, so that a worker on a host
     with another copy on its disk runs this one. PackError when neither exists."""
-    digest = store.active(tenant, name) if NAME.fullmatch(name or "") else None
+    valid = bool(NAME.fullmatch(name or ""))
+    digest = store.active(tenant, name) if valid else None
     if digest is not None:
         return digest
-    digest = installed_digest(name) if NAME.fullmatch(name or "") else None
+    digest = installed_digest(name) if valid else None
     if digest is None:
         known = ", ".join(sorted({*pack_names(), *store.names(tenant)})) or "none"
         raise PackError(f"unknown domain {name!r} (available: {known})")
