@@ -442,12 +442,17 @@ def reader(normalizer: str) -> Reader:
         raise ValueError(f"no value reader for normaliser {normalizer!r} (known: {', '.join(sorted(READERS))})") from None
 
 
-def value_readings(pack, text: str, today: date) -> dict[str, Readings]:
-    """What the rules read: per argument (and period-like IR predicate), each span its type reads and the
-    value it reads as."""
+def value_readings(pack, text: str, today: date, only: set[str] | None = None) -> dict[str, Readings]:
+    """What the rules read: per argument (and period-like IR predicate; only those named in `only` when
+    given), each span its type reads and the value it reads as. Each argument is read on its own, so reading
+    fewer changes none: a request's goals take a few of a large API's arguments, and a text's periods are
+    worked out only when some argument read is a day."""
     scene = Scene(pack, text, today)
-    found = {name: reader(extra.normalizer).spans(scene, name, extra) for name, extra in pack.spec.ir_extra.items()}
-    found.update({name: reader(spec.normalizer).spans(scene, name, spec) for name, spec in pack.spec.arguments.items()})
+    wanted = (lambda name: True) if only is None else only.__contains__
+    found = {name: reader(extra.normalizer).spans(scene, name, extra) for name, extra in pack.spec.ir_extra.items()
+             if wanted(name)}
+    found.update({name: reader(spec.normalizer).spans(scene, name, spec) for name, spec in pack.spec.arguments.items()
+                  if wanted(name)})
     return found
 
 

@@ -95,6 +95,13 @@ class Tagged:
     tags: np.ndarray
     offsets: np.ndarray
 
+    def with_more(self, other: "Tagged") -> "Tagged":
+        """These tags and another batch's for the same text (its pieces are the same whatever the argument),
+        less the other's arguments these have already."""
+        new = [k for k, a in enumerate(other.arguments) if a not in self.arguments]
+        return Tagged(self.text, [*self.arguments, *(other.arguments[k] for k in new)],
+                      np.concatenate([self.tags, other.tags[new]]), self.offsets)
+
     def probability(self, argument: int, start: int, end: int) -> float:
         return span_probability(self.tags[argument], np.flatnonzero(pieces_inside(self.offsets, start, end)))
 

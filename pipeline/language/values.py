@@ -386,6 +386,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     if learned["span"]:
         _the_span_heads_bounds({n: f for n, f in readings.items() if pack.normalizers.get(n) in FREE_TEXT}, proposed)
     if learned["tagger"]:  # which argument words are is the tagger's to say: it reads both at once
+        if text.strip():  # one batch for every argument with words kept
+            linker.tagged(text, [name for name, found in readings.items() if found.kept])
         for name, found in readings.items():
             kept = found.kept
             for reading, p in zip(kept, linker.rival_probabilities(text, [judged_span(text, r.span) for r in kept],

@@ -47,9 +47,8 @@ def value_candidates(pack: Pack, text: str, today: date, record: list[Reading] |
     that argument (`language.values`). Free text (an invoice's detail) may be any short span. `record`
     receives every reading, kept or dropped and why. `unjudged`: arguments whose readings the slot head does
     not drop (what a lookup searches by: SGD, which the head learned from, has no such slot)."""
-    readings = value_readings(pack, text, today)
-    if arguments is not None:  # only these compete for the words (the module's `ir_grammar` says when)
-        readings = {name: found for name, found in readings.items() if name in arguments}
+    # only these compete for the words, when named (the module's `ir_grammar` says when)
+    readings = value_readings(pack, text, today, only=arguments)
     readings = link_values(pack, text, readings, unjudged=unjudged)
     if record is not None:
         record += [r for found in readings.values() for r in found.items]

@@ -83,6 +83,16 @@ def test_a_pack_linker_reads_values_with_the_tagger_where_one_is_trained(trained
             p_city = linker.value_probabilities(text, [(at, at + 6)], "city")[0]
             assert p_city > 0.5 > linker.value_probabilities(text, [(0, 6)], "city")[0]
             assert (at, at + 6) in {(p.start, p.end) for p in linker.proposals(text)}
+            # A text is read against the arguments asked for only, and reading one alone or in the whole
+            # batch gives the same probabilities.
+            other = "Groomed near Tacoma today"
+            alone = linker.tagged(other, ["city"])
+            assert alone.arguments == ["city"]
+            whole = linker.tagged(other)
+            assert sorted(whole.arguments) == sorted(linker.arguments) and whole.tags.shape[0] == len(linker.arguments)
+            k = whole.arguments.index("city")
+            near = other.index("Tacoma")
+            assert abs(whole.probability(k, near, near + 6) - alone.probability(0, near, near + 6)) < 1e-4
     finally:
         monkeypatch.delenv("NESYPLAN_LANGUAGE_WEIGHTS")
         settings.cache_clear()
