@@ -42,7 +42,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipeline.authoring.rest_semantics import LOOKUPS, identified, resources, semantics, singular
+from pipeline.authoring.rest_semantics import LOOKUPS, identified, picks, resources, semantics, singular
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
@@ -293,6 +293,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                      **({"effects": True} if operation.method != "GET" else {}),
                      **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
                      "rest": {"action": action, "resource": resource, **({"finds": found} if found else {}),
+                              **({"picks": chosen} if action == "list" and found and (chosen := picks(operation, nouns))
+                                 else {}),
                               **({"answers": held} if (held := _answer_words(operation)) else {})},
                      "http": binding}
         goals[api] = {"api": api, "description": description, "examples": []}

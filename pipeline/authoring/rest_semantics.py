@@ -23,6 +23,13 @@ An identifier argument identifies the resource its name says (`person_id` -> per
 [('search', 'movie'), ('read', 'movie'), ('list', 'movie'), ('create', 'owner'), ('read', 'owner'), ('read', 'movie')]
 >>> identified("person_id"), identified("ServiceSid"), identified("query")
 ('person', 'service', '')
+
+A list's picks are the words of its path after its resource that name no resource and no action: which of
+the resource's things it lists (`/movie/top_rated` -> top, rated; `/movie/now_playing` -> now, playing;
+`/me/playlists` -> none: a list of all of them).
+
+>>> picks(ops[2], nouns), picks(Operation(key="g", method="GET", path="/movie/now_playing"), nouns), picks(ops[3], nouns)
+(['top', 'rated'], ['now', 'playing'], [])
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import identified, singular, snake_words
 
-__all__ = ["LOOKUPS", "identified", "resources", "semantics", "singular"]
+__all__ = ["LOOKUPS", "identified", "picks", "resources", "semantics", "singular"]
 
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
@@ -105,3 +112,13 @@ def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
     if not ends_at_param and last in nouns or first in word_list("operation_words", "create"):
         return "create", resource
     return "action", resource
+
+
+def picks(operation: Operation, nouns: set[str]) -> list[str]:
+    """A list's picks (the module docstring's rule): the words of the literal segments after its resource's
+    last mention, none of them a resource or an action's word."""
+    parts = _segments(operation.path)
+    last_noun = max((i for i, (s, param) in enumerate(parts) if not param and s in nouns), default=-1)
+    actions = set().union(*(word_list("operation_words", a) for a in ("search", "create", "update", "delete")))
+    words = [w for s, param in parts[last_noun + 1:] if not param for w in s.split("_")]
+    return [] if any(w in nouns or w in actions for w in words) else words

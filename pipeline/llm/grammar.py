@@ -22,6 +22,7 @@ from pipeline.language.readers import candidate_strings, choice_readings, reader
 from pipeline.language.readings import Reading, Readings
 from pipeline.language.values import link_values
 from pipeline.language.words import REQUEST_WORDS
+from pipeline.language.picks import fold, picked_words
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
@@ -70,6 +71,21 @@ def _naming_words(pack: Pack, goal: str) -> set[str]:
     expense_report), folded like the closed-value matcher folds them."""
     api = pack.spec.apis[pack.spec.goals[goal].api]
     return {_stem(w) for w in [*goal.split("_"), api.produces]} - {_stem(w) for w in REQUEST_WORDS}
+
+
+def _without_picks(pack: Pack, candidates: dict[str, list[str]], lookups: list[str]) -> dict[str, list[str]]:
+    """Where a list the request picks by is looked up (`retrieval.lookups`), the words that pick it ("the top-1
+    rated movie") are no value of an argument that list finds: they say which list, not which id."""
+    for goal in lookups:
+        api = pack.spec.apis[pack.spec.goals[goal].api]
+        picked = set(picked_words(api.rest))
+        if not picked:
+            continue
+        for name, values in list(candidates.items()):
+            spec = pack.spec.arguments.get(name)
+            if spec is not None and api.produces in spec.accepts_output:
+                candidates[name] = [v for v in values if not {fold(w) for w in re.findall(r"[a-z]+", v.lower())} & picked]
+    return candidates
 
 
 def _without_references(pack: Pack, candidates: dict[str, list[str]], others: list[str]) -> dict[str, list[str]]:
@@ -170,7 +186,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     arguments its own words do not give; otherwise it names one to `max_goals` of them, none twice,
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
     domain). `record` receives every value reading of the words read, kept or dropped and why. `lookups`: goals
-    added to find an id another goal needs (`packs.lookups`), which take the words they need and nothing else."""
+    added to find an id another goal needs (`retrieval.lookups`), which take the words they need and nothing else."""
     goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
     # A REST API's operations each read the request alone: an argument of an operation nobody asked for
     # does not take words from the goals in play (TMDB's discover filters would take every film's title).
@@ -201,7 +217,8 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]
-            by_position[i] = _without_references(pack, by_position.get(i, whole), others)
+            by_position[i] = _without_picks(pack, _without_references(pack, by_position.get(i, whole), others),
+                                            [g for g in goals if g in lookups])
     count = len(goals) if fixed else min(max_goals, len(goals))
     rules: list[str] = []
     defined: set[str] = set()

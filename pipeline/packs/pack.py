@@ -99,6 +99,9 @@ class RestSemantics(StrictModel):
     finds: str = Field("", description="a search or a list: where its answer holds the ids of its resource "
                                        "(`results[].id`); the planner may call it to find an id the request "
                                        "names instead of asking for it")
+    picks: list[str] = Field([], description="a list's words for which of its resource's things it lists "
+                                             "(`/movie/top_rated`: top, rated): a request that says them finds "
+                                             "the thing it names by this list rather than by a search")
     answers: list[str] = Field([], description="what its answer holds (its fields but identifiers: a film's credits "
                                                "`cast`, `crew`): words retrieval matches a request with beside "
                                                "the operation's own")

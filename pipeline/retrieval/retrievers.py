@@ -21,6 +21,7 @@ import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.words import word_list
+from pipeline.language.picks import content_stems, fold, picks_said
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
@@ -294,7 +295,8 @@ class Retriever:
                                    for g in goals])
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api:
-                goals = _one_per_goal([self._the_verb_says(g, rank) for g in goals])
+                goals = _one_per_goal([self._what_the_list_leads_to(self._the_verb_says(g, rank), rank)
+                                       for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
@@ -343,6 +345,30 @@ class Retriever:
             theirs = self._rest(other.goal)
             if theirs is not None and theirs.action == asked and theirs.resource == rest.resource:
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
+        return chosen
+
+    def _what_the_list_leads_to(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """Where the chosen goal is a list its words pick by (`picks.picks_said`: "the top rated movie") and
+        the rest of its words ask for more of what it lists ("who directed the top rated movie": the words
+        but its picks, its resource's name and its own description's), the call that answers that: the best
+        goal for the rest of the words asked of that resource, scoring at least the next threshold, among
+        those without effects that take the listed thing's id. The list then finds that id (`lookups`)."""
+        rest = self._rest(chosen.goal)
+        if not picks_said(rest, chosen.source):
+            return chosen
+        described = re.findall(r"[a-z]+", self.pack.spec.goals[chosen.goal].description.lower())
+        named = {fold(w) for w in [*rest.picks, rest.resource, *described]}
+        remainder = " ".join(w for w in re.findall(r"[A-Za-z0-9']+", chosen.source) if fold(w.lower()) not in named)
+        if not content_stems(remainder):
+            return chosen  # the words ask for the list itself ("what is the top rated movie")
+        for other in rank(f"{remainder} of the {rest.resource}")[:VERB_RANKS]:  # asked of the listed thing
+            if other.score < self.next_threshold:
+                break
+            if other.goal == chosen.goal or self.pack.goal_has_effects(other.goal):
+                continue
+            api = self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            if any(identified(a) == rest.resource for a in api.arguments if a not in api.optional):
+                return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, "what the list leads to")
         return chosen
 
     def _the_search_said(self, chosen: ScoredGoal, taken: set[str],

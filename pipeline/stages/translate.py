@@ -14,7 +14,7 @@ from pipeline.llm.grammar import NONE_LINE, ir_grammar
 from pipeline.llm.prompt import render_system_prompt, render_user_message
 from pipeline.packs.pack import Pack
 from pipeline.language.linking import learned_parts
-from pipeline.packs.lookups import lookup_goals
+from pipeline.retrieval.lookups import lookup_goals
 from pipeline.records import LOOKUP, Analysis, StageError, ValueAnalysis
 from pipeline.settings import settings
 from pipeline.stages.check import check_ir
@@ -72,7 +72,9 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         sources, contexts = ([c.source for c in chosen], [c.context for c in chosen]) if fixed else (None, None)
         if fixed:  # a search that may find what a goal needs, read from that goal's words; the planner
             by_goal = {entry["goal"]: entry for entry in shortlist}  # calls it or asks, whichever costs less
-            for search, consumer in lookup_goals(pack, goals).items():
+            for search, consumer in lookup_goals(pack, goals, {e["goal"]: e["source"] for e in shortlist}).items():
+                if len(goals) >= pack.spec.max_goals:
+                    break  # the IR's limit holds for lookups too; a lookup left out is a question instead
                 shortlist.append({**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP})
                 goals.append(search)
                 sources.append(by_goal[consumer]["source"])

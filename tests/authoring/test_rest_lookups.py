@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from pipeline.authoring.openapi_packs import dataflow_edges, import_openapi
-from pipeline.packs.lookups import lookup_goals
+from pipeline.retrieval.lookups import lookup_goals
 from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.records import Run
 from pipeline.run import run_stage
@@ -257,3 +257,39 @@ def test_a_lookup_takes_the_words_it_needs_and_not_its_filters(songs):
     assert "_mood(" in asked_for and "Blue Moon" not in asked_for
     as_lookup = grammar(frozenset({"search_songs"}))
     assert "_mood(" not in as_lookup and '_query(g2, "' in as_lookup and '"\\"Blue Moon\\""' in as_lookup
+
+
+def _with_a_chart(tmp_path):
+    spec = json.loads(json.dumps(SONGS))
+    spec["paths"]["/songs/top_rated"] = {"get": {"operationId": "topRatedSongs", "summary": "The top rated songs",
+                                                 "responses": _answer(RESULT_LIST)}}
+    path = tmp_path / "songs.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    root = tmp_path / "packs"
+    import_openapi(path, root)
+    return root
+
+
+def test_a_list_the_words_pick_by_finds_the_id_instead_of_a_search(tmp_path):
+    with using_packs_root(_with_a_chart(tmp_path)):
+        pack = load_pack("songs")
+        chart = pack.spec.apis["top_rated_songs"].rest
+        assert (chart.action, chart.finds, chart.picks) == ("list", "results[].id", ["top", "rated"])
+        assert pack.spec.apis["search_songs"].rest.picks == []  # a search is no list: it picks by its words
+        said = {"get_lyrics": "the lyrics of the top rated song"}
+        assert lookup_goals(pack, ["get_lyrics"], said) == {"top_rated_songs": "get_lyrics"}
+        # words that name the song, not the chart: the search; no words at all: the search
+        assert lookup_goals(pack, ["get_lyrics"], {"get_lyrics": "the lyrics of Blue Moon"}) == {"search_songs": "get_lyrics"}
+        assert lookup_goals(pack, ["get_lyrics"]) == {"search_songs": "get_lyrics"}
+
+
+def test_a_request_for_something_of_a_listed_thing_asks_for_that_and_finds_it_by_the_list(tmp_path):
+    from pipeline.retrieval.retrievers import get_retriever
+
+    with using_packs_root(_with_a_chart(tmp_path)):
+        pack = load_pack("songs")
+        retriever = get_retriever(pack)
+        asked = retriever.by_clause("show me the lyrics of the top rated song")
+        assert [(g.goal, g.chosen_by) for g in asked] == [("get_lyrics", "what the list leads to")]
+        # the list alone, where nothing more is asked of what it lists
+        assert [g.goal for g in retriever.by_clause("what are the top rated songs?")] == ["top_rated_songs"]
