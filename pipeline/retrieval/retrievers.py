@@ -295,8 +295,10 @@ class Retriever:
                                    for g in goals])
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api:
-                goals = _one_per_goal([self._what_the_list_leads_to(self._the_verb_says(g, rank), rank)
-                                       for g in goals])
+                alone = len(goals) == 1  # a goal alone is the whole request's: any clause may name its resource
+                goals = _one_per_goal([self._what_the_list_leads_to(
+                    self._the_resource_said(self._the_verb_says(g, rank), query if alone else g.source), rank)
+                    for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
@@ -346,6 +348,31 @@ class Retriever:
             if theirs is not None and theirs.action == asked and theirs.resource == rest.resource:
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
         return chosen
+
+    def _the_resource_said(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
+        """Where the words (its own, or the whole request's for a goal alone) name one resource of the API
+        ("I'm watching the tv series ...") and not the chosen goal's, the operation that does the same to
+        the named one: the same action, and its path the same after the resource's identifier
+        (`/tv/{tv_id}/recommendations` for `/movie/{movie_id}/recommendations`)."""
+        rest = self._rest(chosen.goal)
+        if rest is None or not rest.resource:
+            return chosen
+        said = {fold(w) for w in re.findall(r"[a-z]+", words.lower())}
+        named = {r for r in self._resources if fold(r) in said}
+        if rest.resource in named or len(named) != 1:
+            return chosen
+        other, = named
+        tail = _after_the_identifier(self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api].http.path)
+        for name, goal in self.pack.spec.goals.items():
+            theirs = self._rest(name)
+            if theirs is not None and theirs.resource == other and theirs.action == rest.action \
+                    and _after_the_identifier(self.pack.spec.apis[goal.api].http.path) == tail:
+                return ScoredGoal(name, chosen.score, chosen.source, chosen.context, f"the resource said ({other})")
+        return chosen
+
+    @cached_property
+    def _resources(self) -> set[str]:
+        return {api.rest.resource for api in self.pack.spec.apis.values() if api.rest is not None and api.rest.resource}
 
     def _what_the_list_leads_to(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """Where the chosen goal is a list its words pick by (`picks.picks_said`: "the top rated movie") and
@@ -814,6 +841,12 @@ def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
         if picks:
             out.append((name, picks))
     return out
+
+
+def _after_the_identifier(path: str) -> str | None:
+    """A path's part after its first parameter (`/movie/{movie_id}/credits` -> `/credits`); None without one."""
+    found = re.search(r"\{[^}]+\}(.*)$", path or "")
+    return found.group(1) if found else None
 
 
 def _one_per_goal(goals: list[ScoredGoal]) -> list[ScoredGoal]:

@@ -293,3 +293,28 @@ def test_a_request_for_something_of_a_listed_thing_asks_for_that_and_finds_it_by
         assert [(g.goal, g.chosen_by) for g in asked] == [("get_lyrics", "what the list leads to")]
         # the list alone, where nothing more is asked of what it lists
         assert [g.goal for g in retriever.by_clause("what are the top rated songs?")] == ["top_rated_songs"]
+
+
+def test_words_that_name_another_resource_ask_for_the_same_operation_on_it(tmp_path):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    spec = json.loads(json.dumps(SONGS))
+    spec["paths"]["/albums/{album_id}"] = {"get": {
+        "operationId": "getAlbum", "summary": "Show one album",
+        "parameters": [{"name": "album_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": _answer(SONG)}}
+    for owner in ("songs", "albums"):
+        spec["paths"][f"/{owner}/{{{owner[:-1]}_id}}/reviews"] = {"get": {
+            "operationId": f"{owner[:-1]}Reviews", "summary": f"Reviews of a {owner[:-1]}",
+            "parameters": [{"name": f"{owner[:-1]}_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer(RESULT_LIST)}}
+    path = tmp_path / "songs.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        retriever = get_retriever(load_pack("songs"))
+        chosen = ScoredGoal("song_reviews", 0.5, "reviews of the album Blue Train")
+        assert retriever._the_resource_said(chosen, chosen.source).goal == "album_reviews"
+        # its own resource named, or two named: the chosen one stays
+        for words in ("reviews of the song Blue Train", "reviews of the song on the album Blue Train"):
+            assert retriever._the_resource_said(chosen, words).goal == "song_reviews"
