@@ -6,31 +6,28 @@ from __future__ import annotations
 
 import re
 
-from pipeline.language.words import word_list
+from pipeline.language.words import EDGE_WORDS, word_list
 from pipeline.packs.pack import RestSemantics
+from pipeline.values.normalizers import _stem
+
+_LANGUAGE = word_list("function_words") | EDGE_WORDS  # words of a path that pick nothing ("on the air": air)
+_ASKING = {_stem(w) for name in ("function_words", "edge_words", "request_words", "question_openers")
+           for phrase in word_list(name) for w in phrase.split()}
 
 
-def _stems(text: str) -> set[str]:
-    return {fold(w) for w in re.findall(r"[a-z]+", text.lower())}
+def stems(text: str) -> set[str]:
+    """The text's words, each folded by the value rules' suffix folding (`normalizers._stem`)."""
+    return {_stem(w) for w in re.findall(r"[a-z]+", text.lower())}
 
 
 def content_stems(text: str) -> set[str]:
     """The text's words, folded, but the words of asking and of the language (`function_words`,
     `edge_words`, `request_words`, `question_openers`).
 
-    >>> sorted(content_stems("Who directed the top rated movies?"))
-    ['direct', 'movi', 'rat', 'top']
+    >>> sorted(content_stems("Which people wrote the best rated songs?"))
+    ['best', 'peopl', 'rat', 'song', 'wrot']
     """
-    glue = {fold(w) for name in ("function_words", "edge_words", "request_words", "question_openers")
-            for phrase in word_list(name) for w in phrase.split()}
-    return _stems(text) - glue
-
-
-def fold(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s", "e"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+    return stems(text) - _ASKING
 
 
 def picks_said(rest: RestSemantics | None, words: str) -> int:
@@ -44,17 +41,16 @@ def picks_said(rest: RestSemantics | None, words: str) -> int:
     if rest is None or rest.action != "list" or not rest.finds or not rest.picks:
         return 0
     content = picked_words(rest)
-    said = [fold(w) for w in re.findall(r"[a-z0-9]+", words.lower())]
-    # the picks in their order, a word at most between two ("top-1 rated"): "air date" is no "on the air"
+    said = [_stem(w) for w in re.findall(r"[a-z0-9]+", words.lower())]
+    # the picks in their order, a word at most between two ("best-ever rated"): "air date" is no "on the air"
     width = 2 * len(rest.picks) - 1
-    every = [fold(w) for w in rest.picks]
+    every = [_stem(w) for w in rest.picks]
     return len(content) if content and any(_in_order(every, said[i:i + width]) for i in range(len(said))) else 0
 
 
 def picked_words(rest: RestSemantics | None) -> list[str]:
     """A list's picks but the words of the language, folded (`/tv/on_the_air` -> air)."""
-    glue = word_list("function_words") | word_list("edge_words")
-    return [fold(w) for w in (rest.picks if rest is not None else []) if w not in glue]
+    return [_stem(w) for w in (rest.picks if rest is not None else []) if w not in _LANGUAGE]
 
 
 def _in_order(wanted: list[str], window: list[str]) -> bool:

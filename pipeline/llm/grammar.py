@@ -22,7 +22,7 @@ from pipeline.language.readers import candidate_strings, choice_readings, reader
 from pipeline.language.readings import Reading, Readings
 from pipeline.language.values import link_values
 from pipeline.language.words import REQUEST_WORDS
-from pipeline.language.picks import fold, picked_words
+from pipeline.language.picks import picked_words, stems
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
@@ -74,8 +74,8 @@ def _naming_words(pack: Pack, goal: str) -> set[str]:
 
 
 def _without_picks(pack: Pack, candidates: dict[str, list[str]], lookups: list[str]) -> dict[str, list[str]]:
-    """Where a list the request picks by is looked up (`retrieval.lookups`), the words that pick it ("the top-1
-    rated movie") are no value of an argument that list finds: they say which list, not which id."""
+    """Where a list the request picks by is looked up (`retrieval.lookups`), the words that pick it ("best rated"
+    of "the best rated album") are no value of an argument that list finds: they say which list, not which id."""
     for goal in lookups:
         api = pack.spec.apis[pack.spec.goals[goal].api]
         picked = set(picked_words(api.rest))
@@ -84,7 +84,7 @@ def _without_picks(pack: Pack, candidates: dict[str, list[str]], lookups: list[s
         for name, values in list(candidates.items()):
             spec = pack.spec.arguments.get(name)
             if spec is not None and api.produces in spec.accepts_output:
-                candidates[name] = [v for v in values if not {fold(w) for w in re.findall(r"[a-z]+", v.lower())} & picked]
+                candidates[name] = [v for v in values if not stems(v) & picked]
     return candidates
 
 

@@ -3,8 +3,8 @@
 A goal's required argument that takes the output of a search or a list (`accepts_output`, their `rest.finds`)
 and of no goal of the request gets one of them as a lookup goal:
 
-- a list whose picks the goal's words say ("the top rated movie" -> `/movie/top_rated`, whose picks are
-  top, rated): the request names the thing by the list it is on, and no name is there to search by;
+- a list whose picks the goal's words say ("the best rated album" -> `/albums/best_rated`, whose picks are
+  best, rated): the request names the thing by the list it is on, and no name is there to search by;
 - else the search: the translator fills its words from the request ("the song Blue Moon" -> its query).
 
 The planner decides whether calling it costs less than asking the user (`stages.plan`'s costs).

@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.words import word_list
-from pipeline.language.picks import content_stems, fold, picks_said
+from pipeline.language.picks import content_stems, picks_said, stems
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
@@ -30,7 +30,7 @@ from pipeline.retrieval.speech_acts import (
     states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
-from pipeline.values.normalizers import CONTACT
+from pipeline.values.normalizers import CONTACT, _stem
 from pipeline.values.spans import without_values
 
 _SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
@@ -351,14 +351,14 @@ class Retriever:
 
     def _the_resource_said(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
         """Where the words (its own, or the whole request's for a goal alone) name one resource of the API
-        ("I'm watching the tv series ...") and not the chosen goal's, the operation that does the same to
+        ("an album like the one I streamed ...") and not the chosen goal's, the operation that does the same to
         the named one: the same action, and its path the same after the resource's identifier
-        (`/tv/{tv_id}/recommendations` for `/movie/{movie_id}/recommendations`)."""
+        (`/albums/{album_id}/reviews` for `/songs/{song_id}/reviews`)."""
         rest = self._rest(chosen.goal)
         if rest is None or not rest.resource:
             return chosen
-        said = {fold(w) for w in re.findall(r"[a-z]+", words.lower())}
-        named = {r for r in self._resources if fold(r) in said}
+        said = stems(words)
+        named = {r for r in self._resources if _stem(r) in said}
         if rest.resource in named or len(named) != 1:
             return chosen
         other, = named
@@ -375,8 +375,8 @@ class Retriever:
         return {api.rest.resource for api in self.pack.spec.apis.values() if api.rest is not None and api.rest.resource}
 
     def _what_the_list_leads_to(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
-        """Where the chosen goal is a list its words pick by (`picks.picks_said`: "the top rated movie") and
-        the rest of its words ask for more of what it lists ("who directed the top rated movie": the words
+        """Where the chosen goal is a list its words pick by (`picks.picks_said`: "the best rated album") and
+        the rest of its words ask for more of what it lists ("which label put out the best rated album": the words
         but its picks, its resource's name and its own description's), the call that answers that: the best
         goal for the rest of the words asked of that resource, scoring at least the next threshold, among
         those without effects that take the listed thing's id. The list then finds that id (`lookups`)."""
@@ -384,10 +384,10 @@ class Retriever:
         if not picks_said(rest, chosen.source):
             return chosen
         described = re.findall(r"[a-z]+", self.pack.spec.goals[chosen.goal].description.lower())
-        named = {fold(w) for w in [*rest.picks, rest.resource, *described]}
-        remainder = " ".join(w for w in re.findall(r"[A-Za-z0-9']+", chosen.source) if fold(w.lower()) not in named)
+        named = {_stem(w) for w in [*rest.picks, rest.resource, *described]}
+        remainder = " ".join(w for w in re.findall(r"[A-Za-z0-9']+", chosen.source) if _stem(w.lower()) not in named)
         if not content_stems(remainder):
-            return chosen  # the words ask for the list itself ("what is the top rated movie")
+            return chosen  # the words ask for the list itself ("list the best rated albums")
         for other in rank(f"{remainder} of the {rest.resource}")[:VERB_RANKS]:  # asked of the listed thing
             if other.score < self.next_threshold:
                 break

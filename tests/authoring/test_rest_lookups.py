@@ -284,8 +284,8 @@ def test_a_list_the_words_pick_by_finds_the_id_instead_of_a_search(tmp_path):
         # the words that pick the list say which list, not which song: they are no song id
         from pipeline.llm.grammar import _without_picks
 
-        read = {"song_id": ["top-1", "12"], "query": ["top-1 rated"]}
-        assert _without_picks(pack, read, ["top_rated_songs"]) == {"song_id": ["12"], "query": ["top-1 rated"]}
+        read = {"song_id": ["top-3", "12"], "query": ["top-3 rated"]}
+        assert _without_picks(pack, read, ["top_rated_songs"]) == {"song_id": ["12"], "query": ["top-3 rated"]}
 
 
 def test_a_request_for_something_of_a_listed_thing_asks_for_that_and_finds_it_by_the_list(tmp_path):
