@@ -42,7 +42,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipeline.authoring.rest_semantics import LOOKUPS, identified, picks, resources, semantics, singular
+from pipeline.authoring.rest_semantics import (LOOKUPS, held_resources, identified, picks, portraits, resources,
+                                               semantics, singular)
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
@@ -230,6 +231,22 @@ def _found_ids(operation: Operation, resource: str, segments: set[str]) -> str:
     return output if ID_FIELD.fullmatch(snake(output)) else ""
 
 
+def _takes_held(producer: dict, argument: str, inside: list[str]) -> bool:
+    """Whether the argument takes one of the identifiers `inside` the producer's answer (`held_resources`):
+    the one its answer's own list finds (`finds`) first, else the shallowest; the binding's `outputs` gets
+    its path where that is not the call's output. An argument the producer needs is fed only from a list of other things inside the answer
+    (`/movie/{movie_id}/similar` holds other movies' ids), never from the answer's own id."""
+    found = producer["rest"].get("finds", "")
+    needed = argument in producer["arguments"] and argument not in producer.get("optional", {})
+    paths = [p for p in inside if "[]" in p] if needed else inside
+    if not paths:
+        return False
+    best = found if found in paths else min(paths, key=lambda p: (p.count("."), inside.index(p)))
+    if best != producer["http"].get("output"):
+        producer["http"].setdefault("outputs", {})[argument] = best
+    return True
+
+
 def _description(operation: Operation) -> str:
     summary = operation.summary.strip().rstrip(".")
     detail = re.split(r"(?<=[.!?])\s|\n", operation.description.strip(), maxsplit=1)[0].strip().rstrip(".")
@@ -298,14 +315,21 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                               **({"answers": held} if (held := _answer_words(operation)) else {})},
                      "http": binding}
         goals[api] = {"api": api, "description": description, "examples": []}
+    portrait = portraits(document.operations, nouns)
     for operation in document.operations:  # dataflow: who takes whose output
         producer = apis[apis_of[operation.key]]
+        held = held_resources(operation, nouns, portrait) if operation.method == "GET" else {}  # lookups read
         for argument, spec in arguments.items():
+            kind = f"{apis_of[operation.key]}_result"
+            inside = [path for path, resource in held.items() if resource == identified(argument)]
+            if inside and _takes_held(producer, argument, inside):
+                spec.setdefault("accepts_output", []).append(kind)
+                continue
             if argument in producer["arguments"] and argument not in producer.get("optional", {}):
                 continue  # it needs that value itself: it gives back the one it was given
             finds = producer["rest"].get("finds") and identified(argument) == producer["rest"]["resource"]
             if _takes_output(argument, operation) or finds:
-                spec.setdefault("accepts_output", []).append(f"{apis_of[operation.key]}_result")
+                spec.setdefault("accepts_output", []).append(kind)
     description = " ".join(part for part in (document.title.strip().rstrip(".") + ".",
                                              re.split(r"\n\n", document.description.strip())[0]) if part.strip(". "))
     spec = {"name": name, "description": re.sub(r"\s+", " ", description)[:500], "out_of_scope": [], "goals": goals,

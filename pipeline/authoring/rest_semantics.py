@@ -24,6 +24,17 @@ An identifier argument identifies the resource its name says (`person_id` -> per
 >>> identified("person_id"), identified("ServiceSid"), identified("query")
 ('person', 'service', '')
 
+An identifier inside an answer (`Operation.held_ids`: `networks[].id`, `cast[].id`) identifies the resource
+its holder's name says (`production_companies` -> company), else the resource whose *portrait* the holder's
+fields resemble most: a portrait is the fields a resource is answered with where it is the whole answer (its
+read of one, the items of its search). A cast member's fields (name, gender, profile_path, ...) are a
+person's; a collection's `parts` are movies.
+
+>>> held = Operation(key="h", method="GET", path="/shows/{show_id}", held_ids={
+...     "studios[].id": ["id", "name"], "cast[].id": ["id", "name", "birthday", "role"], "ratings[].id": ["id", "stars"]})
+>>> held_resources(held, {"show", "studio", "person"}, {"person": {"id", "name", "birthday", "photo"}})
+{'studios[].id': 'studio', 'cast[].id': 'person'}
+
 A list's picks are the words of its path after its resource that name no resource and no action: which of
 the resource's things it lists (`/movie/top_rated` -> top, rated; `/movie/now_playing` -> now, playing;
 `/me/playlists` -> none: a list of all of them).
@@ -40,7 +51,7 @@ from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import identified, singular, snake_words
 
-__all__ = ["LOOKUPS", "identified", "picks", "resources", "semantics", "singular"]
+__all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "semantics", "singular"]
 
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
@@ -112,6 +123,52 @@ def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
     if not ends_at_param and last in nouns or first in word_list("operation_words", "create"):
         return "create", resource
     return "action", resource
+
+
+def portraits(operations: list[Operation], nouns: set[str]) -> dict[str, set[str]]:
+    """Resource -> the fields it is answered with where it is the whole answer: a GET ending at its
+    identifier (`/movie/{movie_id}`), and the items a search of it finds."""
+    found: dict[str, set[str]] = {}
+    for operation in operations:
+        if operation.method != "GET":
+            continue
+        action, resource = semantics(operation, nouns)
+        parts = _segments(operation.path)
+        if action == "read" and resource and len(parts) > 1 and parts[-1][1] and parts[-2] == (resource, False):
+            found.setdefault(resource, set()).update(operation.answer_fields)
+        elif action == "search" and resource:
+            for path, fields in operation.held_ids.items():
+                if re.fullmatch(r"[^.\[\]]+\[\]\.[^.\[\]]+", path):
+                    found.setdefault(resource, set()).update(fields)  # the items of a top-level list
+            if operation.answers_list:
+                found.setdefault(resource, set()).update(operation.answer_fields)
+    return found
+
+
+PORTRAIT_SHARE = 0.5  # of a holder's fields (its ids aside) a portrait must have, at least PORTRAIT_FIELDS of them
+PORTRAIT_FIELDS = 2
+
+
+def held_resources(operation: Operation, nouns: set[str], portrait: dict[str, set[str]]) -> dict[str, str]:
+    """Path of an identifier inside the answer -> the resource it identifies (the module docstring's rule);
+    an identifier neither rule types is left out."""
+    typed = {}
+    for path, fields in operation.held_ids.items():
+        holder = re.sub(r"\[\]$", "", path.rsplit(".", 1)[0].rsplit(".", 1)[-1])
+        named = singular(snake_words(holder).rsplit("_", 1)[-1])
+        if named in nouns:
+            typed[path] = named
+            continue
+        own = {f for f in fields if not _is_identifier(f)}
+        scores = sorted(((len(own & p), r) for r, p in portrait.items()), reverse=True)
+        if own and scores and scores[0][0] >= max(PORTRAIT_FIELDS, PORTRAIT_SHARE * len(own)) \
+                and (len(scores) == 1 or scores[1][0] < scores[0][0]):
+            typed[path] = scores[0][1]
+    return typed
+
+
+def _is_identifier(field: str) -> bool:
+    return bool(re.search(r"(?:^|_)(?:id|sid|uuid|key)$", snake_words(field)))
 
 
 def picks(operation: Operation, nouns: set[str]) -> list[str]:

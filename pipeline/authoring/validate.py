@@ -321,8 +321,10 @@ def _plan_with_nothing_given(pack: Pack, goals: list[str]):
 
 
 def _optional_asked(pack: Pack, run) -> set[str]:
-    asked = {a.get_info for c in run.plan.calls for a in c.args.values() if a.get_info}
-    return asked & {a for c in run.plan.calls for a in pack.spec.apis[c.api].optional}
+    """The arguments the plan asks for where its call has them as optional (each call judged by its own API:
+    one goal's optional argument may be another's required one)."""
+    return {value.get_info for call in run.plan.calls for argument, value in call.args.items()
+            if value.get_info and argument in pack.spec.apis[call.api].optional}
 
 
 def _check_goal_plans(pack: Pack) -> list[Problem]:

@@ -8,11 +8,14 @@ names); a label before it ("last name Shah", "Mr. Chen") says which part it is.
 (True, False, False)
 >>> lone("Mr. Chen"), lone("Emma Wilson")
 (True, False)
+>>> names_a_person("films by Ana Ruiz"), names_a_person("the film The Blue Harbour"), names_a_person("Sure Thing")
+(True, False, False)
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pipeline.language.words import FUNCTION_WORDS, NAME_LABELS, pack_words
 from pipeline.values.normalizers import _TITLES
@@ -61,6 +64,27 @@ def written_as_name(value: str) -> bool:
     words it is the goal's person, so it is written, not left to the model."""
     words = TOKEN.findall(value)
     return len(words) >= 2 and all(w[:1].isupper() for w in words)
+
+
+_NAME = re.compile(r"\b([A-Z][a-z]+)\s+(?:[A-Z][a-z]*\.?\s+)?[A-Z][\w'-]+")  # "Ana Ruiz", "Ana M. Ruiz"
+
+
+def names_a_person(text: str) -> bool:
+    """Whether the text writes a person's name: a given name (of those `gender_guesser` knows, from many
+    countries) that is no function word, then one or two capitalised words."""
+    return any(m.group(1).lower() not in FUNCTION_WORDS and _given_name(m.group(1)) for m in _NAME.finditer(text))
+
+
+@lru_cache(maxsize=4096)
+def _given_name(word: str) -> bool:
+    return _given_names().get_gender(word) != "unknown"
+
+
+@lru_cache(maxsize=1)
+def _given_names():
+    from gender_guesser.detector import Detector
+
+    return Detector(case_sensitive=False)
 
 
 def zipf(word: str) -> float:

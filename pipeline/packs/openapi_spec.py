@@ -76,6 +76,8 @@ class Operation(BaseModel):
     answers_list: bool = False
     listed_ids: list[str] = []    # identifiers of the items of a list inside the answer: `results[].id`
     answer_fields: list[str] = []  # every top-level field of the answer (of its items, for a list), as written
+    held_ids: dict[str, list[str]] = {}  # each identifier inside the answer (`networks[].id`, `collection.id`)
+                                         # -> the fields of the object that holds it (what it identifies)
     left_out: list[str] = []      # fields it could not carry, with why
 
 
@@ -421,6 +423,7 @@ def _read_answer(operation: Operation, responses: dict, swagger2: bool) -> None:
             plain = [name for name, child in properties.items()
                      if isinstance(child, dict) and _schema_kind(child)[0] in SCALAR_TYPES]
             operation.listed_ids = _listed_ids(properties)
+            operation.held_ids = _held_ids(properties)
             operation.answer_fields = list(properties)
         except jsonref.JsonRefError as exc:
             operation.left_out.append(f"answer {code}: {_ref_problem(exc)}")
@@ -443,6 +446,32 @@ def _listed_ids(properties: dict) -> list[str]:
         if key:
             found.append(f"{name}[].{key}")
     return found
+
+
+def _held_ids(properties: dict, prefix: str = "", depth: int = 1) -> dict[str, list[str]]:
+    """Path -> the holder's fields, for the identifier of each object inside the answer, in an object
+    (`belongs_to_collection.id`) or in a list of them (`cast[].id`), down to MAX_DEPTH - 1 levels."""
+    held: dict[str, list[str]] = {}
+    if depth >= MAX_DEPTH:
+        return held
+    for name, child in properties.items():
+        if not isinstance(child, dict) or not name.strip():
+            continue  # a field without a name cannot be reached
+        kind, _ = _schema_kind(child)
+        if kind == "array":
+            inner, step = _properties(child.get("items") or {}), f"{prefix}{name}[]."
+        elif kind == "object":
+            inner, step = _properties(child), f"{prefix}{name}."
+        else:
+            continue
+        fields = inner[0]
+        ids = [k for k, v in fields.items() if isinstance(v, dict) and _schema_kind(v)[0] in SCALAR_TYPES
+               and ID_FIELD.search(_snake(k))]
+        key = min(ids, key=lambda k: (not ID_FIELD.fullmatch(_snake(k)), ids.index(k)), default=None)  # `id` first
+        if key:
+            held[step + key] = list(fields)
+        held.update(_held_ids(fields, step, depth + 1))
+    return held
 
 
 def _snake(name: str) -> str:

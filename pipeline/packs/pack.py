@@ -82,6 +82,9 @@ class HttpBinding(StrictModel):
     output: str = Field("", description="the field of the JSON answer that is the call's output (of its first "
                                         "item when the answer is a list; `results[].id`: the id of the first "
                                         "item of its `results`); empty: the answer has none to give")
+    outputs: dict[str, str] = Field({}, description="argument -> the field of the answer a later argument of "
+                                                    "that name takes instead of the output (`networks[].id` for "
+                                                    "a network_id): another thing's identifier inside it")
 
 
 class HttpAuth(StrictModel):

@@ -5,37 +5,110 @@ and of no goal of the request gets one of them as a lookup goal:
 
 - a list whose picks the goal's words say ("the best rated album" -> `/albums/best_rated`, whose picks are
   best, rated): the request names the thing by the list it is on, and no name is there to search by;
-- else the search: the translator fills its words from the request ("the song Blue Moon" -> its query).
+- a read of another resource the words name, whose answer holds the identifier ("the label of the album
+  Blue Moon" -> the album's read, whose `label.id` is the label's): the thing is named through that one,
+  which is looked up in turn (its search, with the same words); a resource of people is named by a
+  person's name too ("a song by Ana Ruiz" -> the artist's songs, the artist by the search);
+- else the search: the translator fills its words from the request ("the song Blue Moon" -> its query);
+  a person the words name by name is searched for first, whatever else they say;
+- else, with no search for it, the reads whose answers hold it, when they all read one other resource
+  (a network found only inside a show's answer): that one is named and looked up in turn.
 
 The planner decides whether calling it costs less than asking the user (`stages.plan`'s costs).
 """
 
 from __future__ import annotations
 
-from pipeline.language.picks import picks_said
+from pipeline.language.names import names_a_person
+from pipeline.language.picks import picks_said, stems
+from pipeline.language.words import PERSON_NOUNS
 from pipeline.packs.pack import Pack
+from pipeline.packs.rest import identified
+from pipeline.values.normalizers import _stem
 
 
 def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = None) -> dict[str, str]:
-    """Lookup goal -> the goal of `goals` whose argument it finds, in the order of `goals`; `words`: each
-    goal's words, which may name a list to find by."""
-    apis = {name: pack.spec.goals[name].api for name in goals if name in pack.spec.goals}
-    produced = {pack.spec.apis[api].produces for api in apis.values() if api in pack.spec.apis}
+    """Lookup goal -> the goal whose argument it finds (one of `goals`, or a lookup before it), in the order
+    of `goals`; `words`: each goal's words, which may name a list or a resource to find by."""
+    words = dict(words or {})
     found: dict[str, str] = {}
-    for goal, api_name in apis.items():
-        api = pack.spec.apis.get(api_name)
+    seen: dict[str, set[str]] = {}  # goal -> the resources its chain of lookups went through: never again
+    queue = [g for g in goals if g in pack.spec.goals]
+    while queue:
+        goal = queue.pop(0)
+        api = pack.spec.apis.get(pack.spec.goals[goal].api)
         if api is None:
             continue
+        produced = {pack.spec.apis[pack.spec.goals[g].api].produces for g in [*goals, *found]
+                    if g != goal and g in pack.spec.goals and pack.spec.goals[g].api in pack.spec.apis}
+        own = api.rest.resource if api.rest else ""
         for argument in api.arguments:
             accepts = pack.spec.arguments[argument].accepts_output if argument in pack.spec.arguments else []
             if argument in api.optional or not accepts or produced & set(accepts):
-                continue  # optional, takes no output, or fed by a goal the request asked for
-            listed = _list_said(pack, accepts, (words or {}).get(goal, ""))
-            for lookup in ([listed] if listed else []) + [_search_of(pack, kind) for kind in accepts]:
+                continue  # optional, takes no output, or fed by another goal
+            said, wanted = words.get(goal, ""), identified(argument) or own
+            chain = seen.get(goal, set()) | {own, wanted}
+            by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
+            ways = [] if by_name else [_list_said(pack, accepts, said),
+                                       _through_the_named(pack, argument, accepts, said, chain)]
+            ways += [*(_search_of(pack, kind, wanted) for kind in accepts), _through_the_only(pack, argument, accepts, chain)]
+            for lookup in ways:
                 if lookup and lookup not in goals and lookup not in found:
                     found[lookup] = goal
+                    words.setdefault(lookup, said)
+                    seen[lookup] = chain
+                    queue.append(lookup)
                     break
     return found
+
+
+def holders(pack: Pack, argument: str, kinds: list[str]) -> dict[str, str]:
+    """Goal -> the other resource it reads, for each read among `kinds`' producers whose one required
+    argument identifies a resource other than the argument's, and whose answer holds the argument's id."""
+    wanted = identified(argument)
+    found = {}
+    for name, api in pack.spec.apis.items():
+        if api.produces not in kinds or api.effects or api.rest is None or api.rest.action not in ("read", "list"):
+            continue
+        required = [a for a in api.arguments if a not in api.optional]
+        if len(required) != 1 or identified(required[0]) in ("", wanted):
+            continue
+        try:
+            found[pack.goal_of_api(name)] = identified(required[0])
+        except KeyError:
+            continue
+    return found
+
+
+def _through_the_named(pack: Pack, argument: str, kinds: list[str], words: str, chain: set[str]) -> str | None:
+    """The read, among `holders`, of the one resource the words name (not one of the `chain` that led
+    here): by its noun, else, a resource of people (`person_nouns`), by a person's name ("the films of Ana
+    Ruiz")."""
+    said = stems(words)
+    candidates = {goal: resource for goal, resource in holders(pack, argument, kinds).items() if resource not in chain}
+    named = {goal: resource for goal, resource in candidates.items() if _stem(resource) in said}
+    if not named and names_a_person(words):
+        named = {goal: resource for goal, resource in candidates.items() if resource in PERSON_NOUNS}
+    return preferred(pack, argument, named)
+
+
+def _through_the_only(pack: Pack, argument: str, kinds: list[str], chain: set[str]) -> str | None:
+    """With no search for the argument's resource: the read, among `holders`, of the one resource they
+    all read (not one of the `chain` that led here)."""
+    return preferred(pack, argument, {goal: resource for goal, resource in holders(pack, argument, kinds).items()
+                                       if resource not in chain})
+
+
+def preferred(pack: Pack, argument: str, reads: dict[str, str]) -> str | None:
+    """Of reads of one resource, one whose answer is the list of the argument's things (its output) before
+    one where they are a detail inside (`http.outputs`); None for reads of several resources."""
+    if len(set(reads.values())) != 1:
+        return None
+
+    def inside(goal: str) -> bool:
+        http = pack.spec.apis[pack.spec.goals[goal].api].http
+        return http is None or argument in http.outputs
+    return min(reads, key=inside)
 
 
 def _list_said(pack: Pack, kinds: list[str], words: str) -> str | None:
@@ -56,10 +129,12 @@ def _list_said(pack: Pack, kinds: list[str], words: str) -> str | None:
     return best
 
 
-def _search_of(pack: Pack, kind: str) -> str | None:
-    """The goal of the search API whose output is `kind`, when it needs only words (no identifier)."""
+def _search_of(pack: Pack, kind: str, resource: str) -> str | None:
+    """The goal of the search API of `resource` whose output is `kind`, when it needs only words (no
+    identifier); a search of another resource whose items hold one is no search for it."""
     for name, api in pack.spec.apis.items():
-        if api.produces != kind or api.rest is None or api.rest.action != "search" or not api.rest.finds:
+        if api.produces != kind or api.rest is None or api.rest.action != "search" or not api.rest.finds \
+                or api.rest.resource != resource:
             continue
         required = [a for a in api.arguments if a not in api.optional]
         if required and all(not pack.spec.arguments[a].accepts_output for a in required):

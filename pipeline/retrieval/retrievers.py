@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
-from pipeline.language.words import word_list
+from pipeline.language.names import names_a_person
+from pipeline.language.words import PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, stems
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
+from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
     REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
     states_value, topic, without_topic, words,
@@ -296,9 +298,9 @@ class Retriever:
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api:
                 alone = len(goals) == 1  # a goal alone is the whole request's: any clause may name its resource
-                goals = _one_per_goal([self._what_the_list_leads_to(
-                    self._the_resource_said(self._the_verb_says(g, rank), query if alone else g.source), rank)
-                    for g in goals])
+                goals = _one_per_goal([self._what_the_list_leads_to(self._the_person_named(
+                    self._the_resource_said(self._the_verb_says(g, rank), query if alone else g.source),
+                    query if alone else g.source), rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
@@ -368,6 +370,27 @@ class Retriever:
             if theirs is not None and theirs.resource == other and theirs.action == rest.action \
                     and _after_the_identifier(self.pack.spec.apis[goal.api].http.path) == tail:
                 return ScoredGoal(name, chosen.score, chosen.source, chosen.context, f"the resource said ({other})")
+        return chosen
+
+    def _the_person_named(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
+        """A list or a search of a resource chosen for words that write a person's name and name no other
+        resource ("the latest film of Ana Ruiz") asks for that person's ones: the read of the API's resource
+        of people (`person_nouns`) whose answer holds that resource's ids (`lookups.holders`); the person is
+        then found by the name."""
+        rest = self._rest(chosen.goal)
+        if rest is None or rest.action not in ("list", "search") or rest.resource in PERSON_NOUNS \
+                or not names_a_person(words):
+            return chosen
+        said = stems(words)
+        if any(_stem(r) in said for r in self._resources - {rest.resource}):
+            return chosen
+        for argument, spec in self.pack.spec.arguments.items():
+            if identified(argument) == rest.resource and spec.accepts_output:
+                people = {goal: resource for goal, resource in holders(self.pack, argument, spec.accepts_output).items()
+                          if resource in PERSON_NOUNS}
+                if (read := preferred(self.pack, argument, people)) is not None:
+                    return ScoredGoal(read, chosen.score, chosen.source, chosen.context,
+                                      f"a person named ({people[read]})")
         return chosen
 
     @cached_property

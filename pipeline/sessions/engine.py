@@ -528,7 +528,10 @@ class SessionEngine:
             if isinstance(value, dict):
                 if not 0 <= value["ref"] < len(state.executed):  # the controller's dependency check
                     raise ExecutionError(f"{api} takes {argument} from a call that has not run")
-                value = state.executed[value["ref"]].value_for(argument)
+                source = state.executed[value["ref"]]
+                if argument in source.lacks:  # never the source's own output in its place: another thing's id
+                    raise ExecutionError(f"{source.api} found no {argument} for {api}")
+                value = source.value_for(argument)
             values[argument] = value
         state.executed.append(executed_call(api, args, executor.call(api, values), turn))
         return len(state.executed) - 1

@@ -15,6 +15,7 @@ server that honours it writes once; a call that still fails raises ExecutionErro
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 import json
 import os
 import re
@@ -37,13 +38,25 @@ class ExecutionError(Exception):
 class Executor(Protocol):
     name: str
 
-    def call(self, api: str, args: dict[str, str]) -> str | dict[str, str]:
+    def call(self, api: str, args: dict[str, str]) -> str | dict[str, str] | Answer:
         """Carry out one call with its arguments' values (outputs of earlier calls already substituted):
         its output, or a record of fields (a search result)."""
 
 
-def executed_call(api: str, args: dict, answer: str | dict[str, str], turn: int) -> ExecutedCall:
+@dataclass(frozen=True)
+class Answer:
+    """An output with fields beside it: the identifiers a later argument of each name takes instead, and
+    the arguments whose identifier the answer did not hold."""
+    output: str
+    fields: dict[str, str]
+    lacks: tuple[str, ...] = ()
+
+
+def executed_call(api: str, args: dict, answer: str | dict[str, str] | Answer, turn: int) -> ExecutedCall:
     """The session's record of a call; a record answer keeps its fields and is shown as its first ones."""
+    if isinstance(answer, Answer):
+        return ExecutedCall(api=api, args=args, output=answer.output, fields=answer.fields,
+                            lacks=list(answer.lacks), turn=turn)
     if isinstance(answer, dict):
         shown = ", ".join(f"{k}={v}" for k, v in list(answer.items())[:3])
         return ExecutedCall(api=api, args=args, output=shown or "{}", fields=answer, turn=turn)
@@ -125,7 +138,13 @@ class HttpExecutor:
                 request["data"] = {name: args[argument] for name, argument in binding.body.items() if argument in args}
             else:
                 request["json"] = _json_body(binding, args)
-        return _output(api, binding, self._send(api, request))
+        answer = self._send(api, request)
+        output = _output(api, binding, answer)
+        if not binding.outputs:
+            return output
+        held = {argument: _field(answer, path) for argument, path in binding.outputs.items()}
+        return Answer(output, {a: v for a, v in held.items() if v is not None},
+                      tuple(a for a, v in held.items() if v is None))
 
     def _authenticate(self, request: dict) -> None:
         """The pack's credentials from the environment; none set, none sent (a public API needs none, and
@@ -235,6 +254,24 @@ def _output(api: str, binding, answer: httpx.Response) -> str:
             raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}")
         node = node[part]
     return str(node)
+
+
+def _field(answer: httpx.Response, path: str) -> str | None:
+    """The field at `path` of the answer (the first item of each list on the way); None where it has none."""
+    try:
+        node = answer.json()
+    except ValueError:
+        return None
+    for part in path.split("."):
+        listed = part.endswith("[]")
+        if not isinstance(node, dict) or part.removesuffix("[]") not in node:
+            return None
+        node = node[part.removesuffix("[]")]
+        if listed:
+            if not isinstance(node, list) or not node:
+                return None
+            node = node[0]
+    return None if node is None or isinstance(node, (dict, list)) else str(node)
 
 
 def _message(answer: httpx.Response) -> str:

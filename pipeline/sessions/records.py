@@ -23,6 +23,8 @@ class ExecutedCall(Call):
     output: str = Field(description="what the API returned (an id, a report, a booking number)")
     fields: dict[str, str] = Field({}, description="an answer with fields (a search result): each field; a "
                                                    "later argument of the same name takes that field")
+    lacks: list[str] = Field([], description="arguments its answer was to give an identifier to and did not "
+                                             "(an empty list inside it): a later call taking one cannot run")
     turn: int = Field(description="the user message after which it ran (0: the opening)")
 
     def value_for(self, argument: str) -> str:

@@ -9,7 +9,9 @@ positions; the values themselves appear only as JSON-escaped comments, so no val
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 
 import jinja2
@@ -21,9 +23,21 @@ from pipeline.records import Materialized, TaskPDDL
 _LETTERS = "xyzwvutsrqponm"
 
 
-def plan_variable(index: int) -> str:
-    """x, y, z, ... as in the paper; then v15, v16 for long requests."""
-    return _LETTERS[index] if index < len(_LETTERS) else f"v{index + 1}"
+def plan_variables(count: int, taken: Iterable[str] = ()) -> list[str]:
+    """x, y, z, ... as in the paper, then v15, v16 for long requests; never a name the domain already has,
+    nor one whose `call_` or `_argument` names could be (an argument `q` is a constant of the domain).
+
+    >>> plan_variables(3), plan_variables(3, ["y", "z_top"])
+    (['x', 'y', 'z'], ['x', 'w', 'v'])
+    """
+    taken = set(taken)
+    names = []
+    for name in itertools.chain(_LETTERS, (f"v{i}" for i in itertools.count(len(_LETTERS) + 1))):
+        if len(names) == count:
+            break
+        if name not in taken and f"call_{name}" not in taken and not any(t.startswith(name + "_") for t in taken):
+            names.append(name)
+    return names
 
 
 def wants_predicate(api: str) -> str:
@@ -48,7 +62,8 @@ def compile_task(materialized: Materialized, pack: Pack, lookups: frozenset[str]
     if pack.flow_domain is not None:
         return compile_flow_task(materialized, pack)
     optional = {g.goal_id for g in materialized.goals if g.api in lookups}
-    outputs = {g.goal_id: plan_variable(i) for i, g in enumerate(materialized.goals)}
+    outputs = dict(zip((g.goal_id for g in materialized.goals),
+                       plan_variables(len(materialized.goals), pack.spec.arguments)))
     calls, variables, init, values, slots = {}, [], [], [], {}
     for goal in materialized.goals:
         out = outputs[goal.goal_id]
@@ -85,8 +100,8 @@ def compile_flow_task(materialized: Materialized, pack: Pack) -> TaskPDDL:
     each step holding `todo` facts for its APIs; the goal is every call past its last step."""
     flow = pack.flow_domain
     calls, steps, init, goal = {}, [], [], []
-    for index, materialized_goal in enumerate(materialized.goals):
-        var = plan_variable(index)
+    names = plan_variables(len(materialized.goals), [api_constant(api) for api in pack.spec.apis])
+    for var, materialized_goal in zip(names, materialized.goals):
         call = f"call_{var}"
         calls[call] = materialized_goal.goal_id
         flow_steps = flow.intents[materialized_goal.api]

@@ -75,7 +75,8 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
             for search, consumer in lookup_goals(pack, goals, {e["goal"]: e["source"] for e in shortlist}).items():
                 if len(goals) >= pack.spec.max_goals:
                     break  # the IR's limit holds for lookups too; a lookup left out is a question instead
-                shortlist.append({**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP})
+                by_goal[search] = {**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP}
+                shortlist.append(by_goal[search])  # a lookup may feed another (a search, then a read)
                 goals.append(search)
                 sources.append(by_goal[consumer]["source"])
                 contexts.append(by_goal[consumer]["context"])

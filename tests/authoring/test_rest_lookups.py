@@ -323,3 +323,103 @@ def test_words_that_name_another_resource_ask_for_the_same_operation_on_it(tmp_p
         # its own resource named, or two named: the chosen one stays
         for words in ("reviews of the song Blue Train", "reviews of the song on the album Blue Train"):
             assert retriever._the_resource_said(chosen, words).goal == "song_reviews"
+
+
+def _obj(**fields):
+    return {"type": "object", "properties": {k: {"type": v} if isinstance(v, str) else v for k, v in fields.items()}}
+
+
+SONG_FIELDS = {"id": "integer", "title": "string", "length": "integer", "mood": "string"}
+ALBUM = _obj(id="integer", title="string", year="integer", label=_obj(id="integer", name="string"),
+             tracks={"type": "array", "items": _obj(**SONG_FIELDS)})
+RECORDS = {
+    "openapi": "3.0.3", "info": {"title": "Records"},
+    "paths": {
+        "/search/album": {"get": {"operationId": "searchAlbums", "summary": "Search albums by their title",
+                                  "parameters": [{"name": "query", "in": "query", "required": True,
+                                                  "schema": {"type": "string"}}],
+                                  "responses": _answer(_obj(results={"type": "array", "items": ALBUM}))}},
+        "/search/song": {"get": {"operationId": "searchSongs", "summary": "Search songs by their title",
+                                 "parameters": [{"name": "query", "in": "query", "required": True,
+                                                 "schema": {"type": "string"}}],
+                                 "responses": _answer(_obj(results={"type": "array", "items": _obj(**SONG_FIELDS)}))}},
+        **{f"/{things}/{{{thing}_id}}": {"get": {
+            "operationId": f"get{thing.title()}", "summary": f"Show one {thing}",
+            "parameters": [{"name": f"{thing}_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer(answer)}}
+           for things, thing, answer in (("albums", "album", ALBUM),
+                                         ("songs", "song", _obj(**SONG_FIELDS, lyrics="string")),
+                                         ("labels", "label", _obj(id="integer", name="string", country="string")))},
+    },
+}
+
+
+@pytest.fixture
+def records(tmp_path):
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(RECORDS), encoding="utf-8")
+    _, spec, _, _ = import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        yield load_pack("records"), spec
+
+
+def test_ids_inside_an_answer_feed_the_calls_on_what_they_identify(records):
+    pack, spec = records
+    # `label.id` by its holder's name; the tracks' ids by their fields, which are a song's
+    assert pack.spec.apis["get_album"].http.outputs == {"label_id": "label.id", "song_id": "tracks[].id"}
+    edges = {(producer, consumer) for producer, consumer, _ in dataflow_edges(spec)}
+    assert {("get_album", "get_label"), ("get_album", "get_song"), ("search_albums", "get_album")} <= edges
+    assert ("get_song", "get_album") not in edges  # a song's answer holds no album
+
+
+def test_a_thing_named_through_another_is_found_through_it(records):
+    pack, _ = records
+    # the label has no search: it is found inside the album's answer, and the album by its search
+    assert lookup_goals(pack, ["get_label"], {"get_label": "who put out Blue Train"}) == {
+        "get_album": "get_label", "search_albums": "get_album"}
+    # a song named through its album, or by its own title
+    assert lookup_goals(pack, ["get_song"], {"get_song": "the first song of the album Blue Train"}) == {
+        "get_album": "get_song", "search_albums": "get_album"}
+    assert lookup_goals(pack, ["get_song"], {"get_song": "the lyrics of Blue Train"}) == {"search_songs": "get_song"}
+    plan = _planned(pack, '_goal(g1, get_label).\n_goal(g2, get_album).\n_goal(g3, search_albums).\n'
+                          '_query(g3, "Blue Train").\n', ["get_album", "search_albums"])
+    assert [c.api for c in plan.calls] == ["search_albums", "get_album", "get_label"]
+    assert plan.calls[2].args["label_id"].ref == 1 and plan.calls[1].args["album_id"].ref == 0
+
+
+def test_an_id_inside_an_answer_is_taken_from_its_place_and_never_replaced_by_the_output(records):
+    from pipeline.sessions.executors import Answer, _field, executed_call
+
+    answer = httpx.Response(200, json={"id": 5, "label": {"id": 77, "name": "Blue Note"}, "tracks": []})
+    assert [_field(answer, p) for p in ("label.id", "tracks[].id", "label", "nothing.id")] == ["77", None, None, None]
+    done = executed_call("get_album", {"album_id": "5"}, Answer("5", {"label_id": "77"}, ("song_id",)), turn=0)
+    assert done.value_for("label_id") == "77" and done.value_for("album_id") == "5" and done.lacks == ["song_id"]
+
+
+def test_a_person_named_by_name_is_searched_and_what_is_theirs_found_through_them(tmp_path):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    spec = json.loads(json.dumps(RECORDS))
+    artist = _obj(id="integer", name="string", born="string")
+    spec["paths"]["/search/artist"] = {"get": {
+        "operationId": "searchArtists", "summary": "Search artists by their name",
+        "parameters": [{"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}],
+        "responses": _answer(_obj(results={"type": "array", "items": artist}))}}
+    spec["paths"]["/artists/{artist_id}/albums"] = {"get": {
+        "operationId": "artistAlbums", "summary": "The albums of an artist",
+        "parameters": [{"name": "artist_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": _answer(_obj(items={"type": "array", "items": ALBUM}))}}
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("records")
+        # an album of a person named by name: through the artist's albums, the artist by the search
+        assert lookup_goals(pack, ["get_album"], {"get_album": "the label of the newest album by Ana Ruiz"}) == {
+            "artist_albums": "get_album", "search_artists": "artist_albums"}
+        assert lookup_goals(pack, ["get_album"], {"get_album": "the label of the album Blue Train"}) == {
+            "search_albums": "get_album"}
+        # a search of albums chosen for a person's albums asks for that person's albums
+        retriever = get_retriever(pack)
+        for words, goal in (("albums by Ana Ruiz", "artist_albums"), ("albums called Blue Train", "search_albums")):
+            assert retriever._the_person_named(ScoredGoal("search_albums", 0.5, words), words).goal == goal
