@@ -3,12 +3,13 @@
 A goal's required argument that takes the output of a search or a list (`accepts_output`, their `rest.finds`)
 and of no goal of the request gets one of them as a lookup goal:
 
-- a list whose picks the goal's words say ("the best rated album" -> `/albums/best_rated`, whose picks are
-  best, rated): the request names the thing by the list it is on, and no name is there to search by;
 - a read of another resource the words name, whose answer holds the identifier ("the label of the album
   Blue Moon" -> the album's read, whose `label.id` is the label's): the thing is named through that one,
   which is looked up in turn (its search, with the same words); a resource of people is named by a
-  person's name too ("a song by Ana Ruiz" -> the artist's songs, the artist by the search);
+  person's name too ("a song by Ana Ruiz" -> the artist's songs, the artist by the search); the thing it
+  is named through is the narrower one ("the newest album of Ana Ruiz" is one of hers, not of all);
+- a list whose picks the goal's words say ("the best rated album" -> `/albums/best_rated`, whose picks are
+  best, rated): the request names the thing by the list it is on, and no name is there to search by;
 - else the search: the translator fills its words from the request ("the song Blue Moon" -> its query);
   a person the words name by name is searched for first, whatever else they say;
 - else, with no search for it, the reads whose answers hold it, when they all read one other resource
@@ -49,8 +50,8 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
             said, wanted = words.get(goal, ""), identified(argument) or own
             chain = seen.get(goal, set()) | {own, wanted}
             by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
-            ways = [] if by_name else [_list_said(pack, accepts, said),
-                                       _through_the_named(pack, argument, accepts, said, chain)]
+            ways = [] if by_name else [_through_the_named(pack, argument, accepts, said, chain),
+                                       _list_said(pack, accepts, said)]
             ways += [*(_search_of(pack, kind, wanted) for kind in accepts), _through_the_only(pack, argument, accepts, chain)]
             for lookup in ways:
                 if lookup and lookup not in goals and lookup not in found:

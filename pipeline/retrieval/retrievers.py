@@ -298,9 +298,9 @@ class Retriever:
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api:
                 alone = len(goals) == 1  # a goal alone is the whole request's: any clause may name its resource
-                goals = _one_per_goal([self._what_the_list_leads_to(self._the_person_named(
+                goals = _one_per_goal([self._what_the_list_leads_to(self._the_person_named(self._the_picks_say(
                     self._the_resource_said(self._the_verb_says(g, rank), query if alone else g.source),
-                    query if alone else g.source), rank) for g in goals])
+                    query if alone else g.source, rank), query if alone else g.source), rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
@@ -370,6 +370,27 @@ class Retriever:
             if theirs is not None and theirs.resource == other and theirs.action == rest.action \
                     and _after_the_identifier(self.pack.spec.apis[goal.api].http.path) == tail:
                 return ScoredGoal(name, chosen.score, chosen.source, chosen.context, f"the resource said ({other})")
+        return chosen
+
+    def _the_picks_say(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A list with picks chosen for words that do not say them ("the most played album" is no newest one)
+        is not the list asked for: the list of the same resource whose picks the words say, else the best of
+        the goals the words rank best (VERB_RANKS) on that resource that is no list with picks (the one
+        named is then looked up)."""
+        rest = self._rest(chosen.goal)
+        if rest is None or rest.action != "list" or not rest.picks or picks_said(rest, words):
+            return chosen
+        said, best = 0, None
+        for name in self.pack.spec.goals:
+            theirs = self._rest(name)
+            if theirs is not None and theirs.resource == rest.resource and (n := picks_said(theirs, words)) > said:
+                said, best = n, name
+        if best is not None:
+            return ScoredGoal(best, chosen.score, chosen.source, chosen.context, "the picks said")
+        for other in rank(words)[:VERB_RANKS]:
+            theirs = self._rest(other.goal)
+            if theirs is not None and theirs.resource == rest.resource and not (theirs.action == "list" and theirs.picks):
+                return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "no picks said")
         return chosen
 
     def _the_person_named(self, chosen: ScoredGoal, words: str) -> ScoredGoal:

@@ -423,3 +423,26 @@ def test_a_person_named_by_name_is_searched_and_what_is_theirs_found_through_the
         retriever = get_retriever(pack)
         for words, goal in (("albums by Ana Ruiz", "artist_albums"), ("albums called Blue Train", "search_albums")):
             assert retriever._the_person_named(ScoredGoal("search_albums", 0.5, words), words).goal == goal
+
+
+def test_a_list_whose_picks_the_words_do_not_say_gives_way(tmp_path):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    root = _with_a_chart(tmp_path)
+    spec = json.loads((tmp_path / "songs.json").read_text())
+    spec["paths"]["/songs/newest"] = {"get": {"operationId": "newestSongs", "summary": "The newest songs",
+                                              "responses": _answer(RESULT_LIST)}}
+    (tmp_path / "songs.json").write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(tmp_path / "songs.json", root)
+    with using_packs_root(root):
+        retriever = get_retriever(load_pack("songs"))
+        rank = retriever.rank
+
+        def said(goal, words):
+            return retriever._the_picks_say(ScoredGoal(goal, 0.5, words), words, rank)
+        # the list whose picks are said; the list chosen, when its own are
+        assert said("newest_songs", "the lyrics of the top rated song").goal == "top_rated_songs"
+        assert said("newest_songs", "the lyrics of the newest song").goal == "newest_songs"
+        # none said: no list with picks, but a goal on songs the words rank
+        other = said("newest_songs", "the lyrics of the song Blue Moon")
+        assert other.goal not in ("newest_songs", "top_rated_songs") and other.chosen_by == "no picks said"
