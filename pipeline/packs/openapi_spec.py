@@ -321,14 +321,20 @@ def _schema_kind(schema) -> tuple[str, list]:
 
 
 def _properties(schema) -> tuple[dict, set]:
-    """(properties, required names) of an object schema, `allOf` parts merged."""
-    properties, required = dict(schema.get("properties") or {}), set(schema.get("required") or [])
-    for part in schema.get("allOf") or []:
+    """(properties, required names) of an object schema, `allOf` parts merged; none of a schema that is
+    not one (a list where a schema belongs, in a broken spec)."""
+    if not isinstance(schema, dict):
+        return {}, set()
+    listed = schema.get("properties")
+    properties = dict(listed) if isinstance(listed, dict) else {}
+    names = schema.get("required")
+    required = {name for name in names if isinstance(name, str)} if isinstance(names, list) else set()
+    for part in schema.get("allOf") if isinstance(schema.get("allOf"), list) else []:
         inner, needed = _properties(part)
         properties.update(inner)
         required |= needed
     for combiner in ("oneOf", "anyOf"):
-        if not properties and schema.get(combiner):
+        if not properties and isinstance(schema.get(combiner), list) and schema[combiner]:
             return _properties(schema[combiner][0])
     return properties, required
 

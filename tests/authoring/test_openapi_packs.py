@@ -186,6 +186,17 @@ def test_an_operation_with_a_dangling_ref_is_left_out_by_name(tmp_path):
     assert any("Nowhere" in why for why in document.operations[2].left_out)  # an unreadable answer: no output
 
 
+
+def test_an_answer_schema_of_the_wrong_shape_leaves_the_call_usable():
+    doc = json.loads(json.dumps(GARAGE))
+    doc["paths"]["/repairs/{repairId}"]["get"]["responses"]["200"] = {"description": "ok", "content": {
+        "application/json": {"schema": {"type": "object", "required": "id", "allOf": {"x": 1}, "properties": {
+            "parts": {"type": "array", "items": [{"type": "object"}]}, "owner": {"type": "object", "properties": "x"},
+            "kind": {"oneOf": {"type": "string"}}}}}}}
+    operation = next(op for op in read_document(doc).operations if op.key == "getRepair")
+    assert operation.answer_fields == ["parts", "owner", "kind"] and operation.held_ids == {}
+
+
 @pytest.mark.parametrize("doc, message", [
     ({"openapi": "2.5", "paths": {}}, "not OpenAPI 3.0/3.1 or Swagger 2.0"),
     ({"openapi": "3.0.0", "info": {}}, "no `paths`"),
