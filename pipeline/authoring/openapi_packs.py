@@ -234,8 +234,9 @@ def _found_ids(operation: Operation, resource: str, segments: set[str]) -> str:
 def _takes_held(producer: dict, argument: str, inside: list[str]) -> bool:
     """Whether the argument takes one of the identifiers `inside` the producer's answer (`held_resources`):
     the one its answer's own list finds (`finds`) first, else the shallowest; the binding's `outputs` gets
-    its path where that is not the call's output. An argument the producer needs is fed only from a list of other things inside the answer
-    (`/movie/{movie_id}/similar` holds other movies' ids), never from the answer's own id."""
+    its path where that is not the call's output. An argument the producer needs is fed only from a list of
+    other things inside the answer (`/movie/{movie_id}/similar` holds other movies' ids), never from the
+    answer's own id."""
     found = producer["rest"].get("finds", "")
     needed = argument in producer["arguments"] and argument not in producer.get("optional", {})
     paths = [p for p in inside if "[]" in p] if needed else inside

@@ -49,7 +49,7 @@ import re
 
 from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
-from pipeline.packs.rest import identified, singular, snake_words
+from pipeline.packs.rest import ID_SUFFIX, identified, singular, snake_words
 
 __all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "semantics", "singular"]
 
@@ -159,16 +159,12 @@ def held_resources(operation: Operation, nouns: set[str], portrait: dict[str, se
         if named in nouns:
             typed[path] = named
             continue
-        own = {f for f in fields if not _is_identifier(f)}
+        own = {f for f in fields if not ID_SUFFIX.search(snake_words(f))}
         scores = sorted(((len(own & p), r) for r, p in portrait.items()), reverse=True)
         if own and scores and scores[0][0] >= max(PORTRAIT_FIELDS, PORTRAIT_SHARE * len(own)) \
                 and (len(scores) == 1 or scores[1][0] < scores[0][0]):
             typed[path] = scores[0][1]
     return typed
-
-
-def _is_identifier(field: str) -> bool:
-    return bool(re.search(r"(?:^|_)(?:id|sid|uuid|key)$", snake_words(field)))
 
 
 def picks(operation: Operation, nouns: set[str]) -> list[str]:
