@@ -298,13 +298,18 @@ class Retriever:
             goals = self._without_a_booking_its_search_serves(goals)
             if self.pack.is_rest_api:
                 alone = len(goals) == 1  # a goal alone is the whole request's: any clause may name its resource
-                goals = _one_per_goal([self._what_the_list_leads_to(self._the_person_named(self._the_picks_say(
-                    self._the_resource_said(self._the_verb_says(g, rank), query if alone else g.source),
-                    query if alone else g.source, rank), query if alone else g.source), rank) for g in goals])
+                goals = _one_per_goal([self._rest_choice(g, query if alone else g.source, rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
+
+    def _rest_choice(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A REST pack's goal, judged in turn by the verb, the resource the words name, the picks they say, a
+        person they name, and what a chosen list leads to."""
+        chosen = self._the_resource_said(self._the_verb_says(chosen, rank), words)
+        chosen = self._the_person_named(self._the_picks_say(chosen, words, rank), words)
+        return self._what_the_list_leads_to(chosen, rank)
 
     def _rest(self, goal: str):
         return self.pack.spec.apis[self.pack.spec.goals[goal].api].rest
