@@ -30,6 +30,16 @@ def content_stems(text: str) -> set[str]:
     return stems(text) - _ASKING
 
 
+def resources_named(resources, words: str) -> set[str]:
+    """The resources (REST nouns, `RestSemantics.resource`) whose noun the words say, folded.
+
+    >>> sorted(resources_named({"album", "song", "label"}, "the labels of two albums"))
+    ['album', 'label']
+    """
+    said = stems(words)
+    return {r for r in resources if _stem(r) in said}
+
+
 def picks_said(rest: RestSemantics | None, words: str) -> int:
     """How many words of a list's picks the words say, when they say every one but function words (0 when
     they do not, or the list has none).

@@ -21,11 +21,10 @@ The planner decides whether calling it costs less than asking the user (`stages.
 from __future__ import annotations
 
 from pipeline.language.names import names_a_person
-from pipeline.language.picks import picks_said, stems
+from pipeline.language.picks import picks_said, resources_named
 from pipeline.language.words import PERSON_NOUNS
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
-from pipeline.values.normalizers import _stem
 
 
 def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = None) -> dict[str, str]:
@@ -85,9 +84,9 @@ def _through_the_named(pack: Pack, argument: str, kinds: list[str], words: str, 
     """The read, among `holders`, of the one resource the words name (not one of the `chain` that led
     here): by its noun, else, a resource of people (`person_nouns`), by a person's name ("the films of Ana
     Ruiz")."""
-    said = stems(words)
     candidates = {goal: resource for goal, resource in holders(pack, argument, kinds).items() if resource not in chain}
-    named = {goal: resource for goal, resource in candidates.items() if _stem(resource) in said}
+    said = resources_named(set(candidates.values()), words)
+    named = {goal: resource for goal, resource in candidates.items() if resource in said}
     if not named and names_a_person(words):
         named = {goal: resource for goal, resource in candidates.items() if resource in PERSON_NOUNS}
     return preferred(pack, argument, named)

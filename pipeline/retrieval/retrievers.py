@@ -22,7 +22,7 @@ import numpy as np
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.names import names_a_person
 from pipeline.language.words import PERSON_NOUNS, word_list
-from pipeline.language.picks import content_stems, picks_said, stems
+from pipeline.language.picks import content_stems, picks_said, resources_named
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
@@ -364,8 +364,7 @@ class Retriever:
         rest = self._rest(chosen.goal)
         if rest is None or not rest.resource:
             return chosen
-        said = stems(words)
-        named = {r for r in self._resources if _stem(r) in said}
+        named = resources_named(self._resources, words)
         if rest.resource in named or len(named) != 1:
             return chosen
         other, = named
@@ -407,8 +406,7 @@ class Retriever:
         if rest is None or rest.action not in ("list", "search") or rest.resource in PERSON_NOUNS \
                 or not names_a_person(words):
             return chosen
-        said = stems(words)
-        if any(_stem(r) in said for r in self._resources - {rest.resource}):
+        if resources_named(self._resources - {rest.resource}, words):
             return chosen
         for argument, spec in self.pack.spec.arguments.items():
             if identified(argument) == rest.resource and spec.accepts_output:
