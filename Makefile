@@ -31,8 +31,10 @@ lint: setup
 	$(BIN)/ruff check --quiet nesyplan workers pipeline tests
 	$(BIN)/lint-imports
 
+# Two processes (the machine's two cores), whole files to each: a file's fixtures and loaded models are shared by
+# its tests. Each process has its own Redis database (tests/conftest.py).
 test: lint
-	$(BIN)/python -m pytest -q --durations=20
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
 
 # The user guide and design notes (docs/, mkdocs.yml) as a site in site/; a broken link or a warning fails it.
 docs: setup

@@ -2,7 +2,15 @@ import os
 
 # Queue tests use their own Redis database on the machine's Redis, and short redelivery times so that a
 # killed worker's messages come back within seconds. Set before anything reads the settings.
-os.environ.setdefault("NESYPLAN_REDIS_URL", "redis://127.0.0.1:6379/14")
+# Under pytest-xdist (`make test` runs two processes) each process takes a database of its own: the queue tests
+# empty theirs first.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_REDIS_DB = 14 - int(_XDIST_WORKER.removeprefix("gw") or 0)
+os.environ.setdefault("NESYPLAN_REDIS_URL", f"redis://127.0.0.1:6379/{_REDIS_DB}")
+# Two processes on two cores: one thread each for torch and the BLAS it uses, or they contend for the cores.
+if _XDIST_WORKER:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("NESYPLAN_VISIBILITY_TIMEOUT_S", "3")
 os.environ.setdefault("NESYPLAN_RESTORE_INTERVAL_S", "1")
 # Tests poll the API hard; the rate limit has its own tests (tests/workers/test_auth.py).
