@@ -3,10 +3,11 @@ import os
 # Queue tests use their own Redis database on the machine's Redis, and short redelivery times so that a
 # killed worker's messages come back within seconds. Set before anything reads the settings.
 # Under pytest-xdist (`make test` runs two processes) each process takes a database of its own: the queue tests
-# empty theirs first.
+# empty theirs first. It is set, not defaulted: a process inherits the environment of the one that started it.
 _XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-_REDIS_DB = 14 - int(_XDIST_WORKER.removeprefix("gw") or 0)
-os.environ.setdefault("NESYPLAN_REDIS_URL", f"redis://127.0.0.1:6379/{_REDIS_DB}")
+if _XDIST_WORKER:
+    os.environ["NESYPLAN_REDIS_URL"] = f"redis://127.0.0.1:6379/{14 - int(_XDIST_WORKER.removeprefix('gw'))}"
+os.environ.setdefault("NESYPLAN_REDIS_URL", "redis://127.0.0.1:6379/14")
 # Two processes on two cores: one thread each for torch and the BLAS it uses, or they contend for the cores.
 if _XDIST_WORKER:
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -14,7 +14,8 @@ from pipeline.records import Run
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="nesyplan: plain-language requests -> inspectable plans of API calls.")
-err_console = Console(stderr=True)
+# Errors are not wrapped at the terminal's width: a `file:line:` or a path in them stays whole, to copy or click.
+err_console = Console(stderr=True, soft_wrap=True)
 __all__ = ["app", "console", "err_console"]
 
 
