@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.language.words import EDGE_WORDS, word_list
+from pipeline.language.words import EDGE_WORDS, same_thing, word_list
 from pipeline.packs.pack import RestSemantics
 from pipeline.values.normalizers import _stem
 
@@ -31,13 +31,16 @@ def content_stems(text: str) -> set[str]:
 
 
 def resources_named(resources, words: str) -> set[str]:
-    """The resources (REST nouns, `RestSemantics.resource`) whose noun the words say, folded.
+    """The resources (REST nouns, `RestSemantics.resource`) whose noun the words say, folded, or a word for the
+    same thing (`lexicon/same_things.yaml`: a film is a movie).
 
     >>> sorted(resources_named({"album", "song", "label"}, "the labels of two albums"))
     ['album', 'label']
+    >>> resources_named({"movie", "tv"}, "the director of the film Heat")
+    {'movie'}
     """
-    said = stems(words)
-    return {r for r in resources if _stem(r) in said}
+    said = stems(words) | {same_thing(w) for w in re.findall(r"[a-z]+", words.lower())}
+    return {r for r in resources if _stem(r) in said or same_thing(r) in said}
 
 
 def picks_said(rest: RestSemantics | None, words: str) -> int:

@@ -23,6 +23,7 @@ from pipeline.language.encoder import embedding_model, packaged_embedding_model 
 from pipeline.language.names import names_a_person
 from pipeline.language.words import PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named
+from pipeline.language.roles import role_phrase
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
@@ -300,6 +301,8 @@ class Retriever:
                 alone = len(goals) == 1  # a goal alone is the whole request's: any clause may name its resource
                 goals = _one_per_goal([self._rest_choice(g, query if alone else g.source, rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
+                if alone:
+                    goals = self._through_a_role(goals[0], rank) or goals
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
@@ -313,6 +316,53 @@ class Retriever:
 
     def _rest(self, goal: str):
         return self.pack.spec.apis[self.pack.spec.goals[goal].api].rest
+
+    def _through_a_role(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> list[ScoredGoal]:
+        """Words that ask of someone or something by its role in another thing (`language.roles`: "the
+        director of the film Heat", "the company that made the show Lost"): the read of that other thing
+        whose answer holds the role's ids (`lookups.holders`: the film's credits), of the thing the words
+        name ("film"), else of the one the words rank best; then, where the rest of the words ask more of
+        the role's holder ("the *birthday* of ..."), the read of it those words rank best. A role of a
+        person (`person_nouns`) is one of the API's resource of people. Empty where the words say no role."""
+        people = self._resources & PERSON_NOUNS
+        person = next(iter(people)) if len(people) == 1 else None
+        nouns = self._resources | (PERSON_NOUNS if person else set())
+        phrase = role_phrase(chosen.source, nouns, self._resources)
+        if phrase is None:
+            return []
+        thing = next((r for r in self._resources if resources_named({r}, phrase.noun)), person)
+        argument = next((a for a, spec in self.pack.spec.arguments.items()
+                         if identified(a) == thing and spec.accepts_output), None)
+        if argument is None:
+            return []
+        kinds = self.pack.spec.arguments[argument].accepts_output
+        reads = {g: r for g, r in holders(self.pack, argument, kinds).items() if r != thing}
+        named = resources_named(set(reads.values()), phrase.belongs)
+        if len(named) == 1:
+            reads = {g: r for g, r in reads.items() if r in named}
+        order = [g.goal for g in rank(chosen.source)]
+        holder = preferred(self.pack, argument, reads) or min(reads, key=order.index, default=None)
+        chosen_api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        if chosen_api.produces in kinds and not chosen_api.effects and (rest := self._rest(chosen.goal)) is not None \
+                and rest.resource != thing:
+            holder = chosen.goal  # retrieval chose a read that holds them (a season's credits): it stands
+            reads.setdefault(holder, rest.resource)
+        if holder is None:
+            return []
+        found = [ScoredGoal(holder, chosen.score, chosen.source, chosen.context,
+                            f"the {phrase.noun} of a {reads[holder]}")]
+        if not phrase.asks_more({phrase.noun, thing, *reads.values()}):
+            takes_it = any(identified(a) == thing for a in chosen_api.arguments if a not in chosen_api.optional)
+            if takes_it and holder != chosen.goal and not chosen_api.effects:  # "movies similar to one of ...'s"
+                found.append(chosen)
+            return found
+        for other in rank(f"{phrase.rest} of the {thing}")[:VERB_RANKS]:
+            api = self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            if not self.pack.goal_has_effects(other.goal) and other.goal not in reads and \
+                    any(identified(a) == thing for a in api.arguments if a not in api.optional):
+                return [*found, ScoredGoal(other.goal, other.score, chosen.source, chosen.context,
+                                           f"asked of the {phrase.noun}")]
+        return found
 
     def _what_it_points_back_at(self, query: str, goals: list[ScoredGoal], max_goals: int) -> list[ScoredGoal]:
         """A clause that asks and points back ("and then show me that owner", "then delete it") asks for the

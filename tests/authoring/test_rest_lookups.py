@@ -446,3 +446,63 @@ def test_a_list_whose_picks_the_words_do_not_say_gives_way(tmp_path):
         # none said: no list with picks, but a goal on songs the words rank
         other = said("newest_songs", "the lyrics of the song Blue Moon")
         assert other.goal not in ("newest_songs", "top_rated_songs") and other.chosen_by == "no picks said"
+
+
+PERSON = _obj(id="integer", name="string", birthday="string", place_of_birth="string")
+FILMS = {
+    "openapi": "3.0.3", "info": {"title": "Films"},
+    "paths": {
+        "/search/film": {"get": {"operationId": "searchFilms", "summary": "Search films by their title",
+                                 "parameters": [{"name": "query", "in": "query", "required": True,
+                                                 "schema": {"type": "string"}}],
+                                 "responses": _answer(_obj(results={"type": "array", "items": _obj(
+                                     id="integer", title="string")}))}},
+        "/search/person": {"get": {"operationId": "searchPeople", "summary": "Search people by their name",
+                                   "parameters": [{"name": "query", "in": "query", "required": True,
+                                                   "schema": {"type": "string"}}],
+                                   "responses": _answer(_obj(results={"type": "array", "items": PERSON}))}},
+        "/film/{film_id}": {"get": {
+            "operationId": "getFilm", "summary": "The details of a film: its title, runtime and budget",
+            "parameters": [{"name": "film_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer(_obj(id="integer", title="string", runtime="integer", budget="integer"))}},
+        "/film/{film_id}/credits": {"get": {
+            "operationId": "filmCredits", "summary": "The cast and crew of a film",
+            "parameters": [{"name": "film_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer(_obj(id="integer", cast={"type": "array", "items": PERSON},
+                                      crew={"type": "array", "items": PERSON}))}},
+        "/person/{person_id}": {"get": {
+            "operationId": "getPerson", "summary": "The details of a person: birthday, place of birth",
+            "parameters": [{"name": "person_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer(PERSON)}},
+        "/person/{person_id}/images": {"get": {
+            "operationId": "personImages", "summary": "Photos of a person",
+            "parameters": [{"name": "person_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": _answer(_obj(id="integer", profiles={"type": "array", "items": _obj(path="string")}))}},
+    },
+}
+
+
+def test_someone_known_by_a_role_in_another_thing_is_found_through_that_thing(tmp_path):
+    from functools import lru_cache
+
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    path = tmp_path / "films.json"
+    path.write_text(json.dumps(FILMS), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("films")
+        retriever = get_retriever(pack)
+        rank = lru_cache(maxsize=None)(retriever.rank)
+
+        def through(words):
+            return [g.goal for g in retriever._through_a_role(ScoredGoal("get_film", 0.5, words), rank)]
+        # who holds the role: the read of the film whose answer holds people; asked more of them: a read of them
+        assert through("Who was the lead actor of the film Dark Water?") == ["film_credits"]
+        assert through("When is the birthday of the director of the movie Dark Water?") == ["film_credits", "get_person"]
+        assert through("Where was the director of Dark Water born?") == ["film_credits", "get_person"]
+        # no role in the words: nothing to say
+        assert through("What is the runtime of the film Dark Water?") == []
+        # the film is then found by its search, with the words that name it
+        assert lookup_goals(pack, ["film_credits", "get_person"], {
+            "film_credits": "the director of the film Dark Water"}) == {"search_films": "film_credits"}

@@ -1,0 +1,95 @@
+"""A role and what it is of: "the birthday of the *director of* the film Heat" asks for something of a person
+known only by a role in another thing. The words split into the role's noun (with the words that qualify it:
+"lead actor"), the phrase of what it belongs to ("the film Heat"), and the rest ("When is the birthday of
+the ... ?"), which may ask something of the person, or only who it is.
+
+A title in the phrase runs over capitalised words (and the small words between them: "Game of Thrones");
+the words after it belong to the rest again ("... of Heat born?"). With no capitalised title, or with a
+possessive ("Ana Ruiz's newest film"), the phrase runs to the end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.language.picks import content_stems, stems
+from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, word_list
+from pipeline.values.normalizers import _stem
+
+_LINKS = word_list("role_links")
+_GRAMMAR = {_stem(w) for w in word_list("function_words") | EDGE_WORDS}
+_CLAUSE_LINKS = word_list("relative_pronouns")  # ... followed by the verb of the clause ("that produced")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’&:.-]*")
+
+
+@dataclass
+class RolePhrase:
+    noun: str       # the role's noun as written ("actor")
+    belongs: str    # what it is of ("the film Heat")
+    before: str     # the words before the role ("When is the birthday of the")
+    after: str      # the words after what it is of ("born?")
+
+    @property
+    def rest(self) -> str:
+        return f"{self.before} {self.after}".strip()
+
+    def asks_more(self, also_known: set[str]) -> bool:
+        """Whether the rest asks something of the role's holder (a birthday, a photo), beyond who it is: a
+        word before the role that asks for no call, or a word after what it is of ("... look like?")."""
+        known = {_stem(w) for w in also_known}
+        return bool(content_stems(self.before) - known or stems(self.after) - _GRAMMAR - known)
+
+
+def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> RolePhrase | None:
+    """The first of `nouns` in the words followed by a word that joins it to what it belongs to; `plain`:
+    words that are no part of a title though written in capitals (the API's own nouns: "TV").
+
+    >>> p = role_phrase("When is the birthday of the lead actor of the film Heat?", {"actor"})
+    >>> p.noun, p.belongs, p.rest
+    ('actor', 'the film Heat', 'When is the birthday of the ?')
+    >>> role_phrase("What does the lead actor of Heat look like?", {"actor"}).asks_more(set())
+    True
+    >>> role_phrase("Who starred in the first movie of the Blue Moon collection?", {"movie"}, {"collection"}).belongs
+    'the Blue Moon collection'
+    >>> role_phrase("Who is the director of Ana Ruiz's newest film?", {"director"}).belongs
+    "Ana Ruiz's newest film?"
+    >>> role_phrase("Where was the director of Game of Thrones born?", {"director"}).rest
+    'Where was the born?'
+    >>> role_phrase("Who is the lead actor in the most popular TV show?", {"actor"}, {"tv"}).asks_more(set())
+    False
+    >>> role_phrase("the films of Ana Ruiz", {"actor"}) is None
+    True
+    """
+    tokens = list(_TOKEN.finditer(words))
+    folded = {_stem(n.lower()) for n in nouns}
+    for i, token in enumerate(tokens[:-2]):
+        if _stem(token.group().lower()) not in folded or tokens[i + 1].group().lower() not in _LINKS:
+            continue
+        first = i  # the words that qualify the role ("lead") are the role's
+        while first > 0 and tokens[first - 1].group().lower() not in FUNCTION_WORDS | _LINKS and \
+                not tokens[first - 1].group()[0].isupper():
+            first -= 1
+        k = i + 2 + (tokens[i + 1].group().lower() in _CLAUSE_LINKS)
+        end = _title_end(tokens, k, plain)
+        return RolePhrase(token.group(), words[tokens[i + 1].end():end].strip(),
+                          words[:tokens[first].start()].strip(), words[end:].strip())
+    return None
+
+
+def _title_end(tokens: list[re.Match], start: int, plain: set[str]) -> int:
+    """Where the phrase from `start` ends: after the run of capitalised words (a title) in it, else at the end."""
+    def titled(t: re.Match) -> bool:
+        return (t.group()[0].isupper() or t.group()[0].isdigit()) and t.group().lower() not in plain
+    j = next((j for j in range(start, len(tokens)) if titled(tokens[j])), None)
+    if j is None or any(re.search(r"['’]s?$", t.group()) for t in tokens[start:]):
+        return len(tokens[-1].string) if tokens else 0  # no title, or one's own thing ("Ana Ruiz's film")
+    small = FUNCTION_WORDS | _LINKS
+    while True:  # the title goes on over small words between capitalised ones ("The Fast and the Furious")
+        gap = next((g for g in range(j + 1, min(j + 4, len(tokens))) if tokens[g].group().lower() not in small), None)
+        if gap is None or not titled(tokens[gap]):
+            break
+        j = gap
+    while j + 1 < len(tokens) and tokens[j + 1].group().lower() in plain:
+        j += 1  # ... and over the API's noun for it ("Star Wars collection")
+    return tokens[j].end()
