@@ -29,6 +29,7 @@ class RolePhrase:
     belongs: str    # what it is of ("the film Heat")
     before: str     # the words before the role ("When is the birthday of the")
     after: str      # the words after what it is of ("born?")
+    titled: bool    # what it is of has a title ("Heat"), not only words about it ("the film showing now")
 
     @property
     def rest(self) -> str:
@@ -71,19 +72,20 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
                 not tokens[first - 1].group()[0].isupper():
             first -= 1
         k = i + 2 + (tokens[i + 1].group().lower() in _CLAUSE_LINKS)
-        end = _title_end(tokens, k, plain)
+        end, titled = _title_end(tokens, k, plain)
         return RolePhrase(token.group(), words[tokens[i + 1].end():end].strip(),
-                          words[:tokens[first].start()].strip(), words[end:].strip())
+                          words[:tokens[first].start()].strip(), words[end:].strip(), titled)
     return None
 
 
-def _title_end(tokens: list[re.Match], start: int, plain: set[str]) -> int:
-    """Where the phrase from `start` ends: after the run of capitalised words (a title) in it, else at the end."""
+def _title_end(tokens: list[re.Match], start: int, plain: set[str]) -> tuple[int, bool]:
+    """Where the phrase from `start` ends: after the run of capitalised words (a title) in it, else at the end;
+    and whether it has one."""
     def titled(t: re.Match) -> bool:
         return (t.group()[0].isupper() or t.group()[0].isdigit()) and t.group().lower() not in plain
     j = next((j for j in range(start, len(tokens)) if titled(tokens[j])), None)
     if j is None or any(re.search(r"['’]s?$", t.group()) for t in tokens[start:]):
-        return len(tokens[-1].string) if tokens else 0  # no title, or one's own thing ("Ana Ruiz's film")
+        return (len(tokens[-1].string) if tokens else 0), j is not None  # one's own thing ("Ana Ruiz's film")
     small = FUNCTION_WORDS | _LINKS
     while True:  # the title goes on over small words between capitalised ones ("The Fast and the Furious")
         gap = next((g for g in range(j + 1, min(j + 4, len(tokens))) if tokens[g].group().lower() not in small), None)
@@ -92,4 +94,4 @@ def _title_end(tokens: list[re.Match], start: int, plain: set[str]) -> int:
         j = gap
     while j + 1 < len(tokens) and tokens[j + 1].group().lower() in plain:
         j += 1  # ... and over the API's noun for it ("Star Wars collection")
-    return tokens[j].end()
+    return tokens[j].end(), True

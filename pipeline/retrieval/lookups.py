@@ -39,8 +39,9 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
         api = pack.spec.apis.get(pack.spec.goals[goal].api)
         if api is None:
             continue
+        fed = _fed_by(goal, found)  # this lookup and the goals it finds values for: none of them feeds it
         produced = {pack.spec.apis[pack.spec.goals[g].api].produces for g in [*goals, *found]
-                    if g != goal and g in pack.spec.goals and pack.spec.goals[g].api in pack.spec.apis}
+                    if g not in fed and g in pack.spec.goals and pack.spec.goals[g].api in pack.spec.apis}
         own = api.rest.resource if api.rest else ""
         for argument in api.arguments:
             accepts = pack.spec.arguments[argument].accepts_output if argument in pack.spec.arguments else []
@@ -60,6 +61,16 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
                     queue.append(lookup)
                     break
     return found
+
+
+def _fed_by(goal: str, found: dict[str, str]) -> set[str]:
+    """The goal and those it finds a value for, in turn ("the director of Ana Ruiz's newest film": her films
+    find the film the credits are read of; the credits, holding people, do not find her)."""
+    chain = {goal}
+    while goal in found and found[goal] not in chain:
+        goal = found[goal]
+        chain.add(goal)
+    return chain
 
 
 def holders(pack: Pack, argument: str, kinds: list[str]) -> dict[str, str]:

@@ -338,10 +338,17 @@ class Retriever:
         kinds = self.pack.spec.arguments[argument].accepts_output
         reads = {g: r for g, r in holders(self.pack, argument, kinds).items() if r != thing}
         named = resources_named(set(reads.values()), phrase.belongs)
+        a_thing = bool(resources_named(self._resources, phrase.noun))  # "the movies that ...", not "the director"
+        if a_thing and not (named or phrase.titled or names_a_person(phrase.belongs)):
+            return []  # "the movie that is showing now" names nothing to go through
         if len(named) == 1:
             reads = {g: r for g, r in reads.items() if r in named}
         order = [g.goal for g in rank(chosen.source)]
-        holder = preferred(self.pack, argument, reads) or min(reads, key=order.index, default=None)
+        holder = min(reads, key=order.index, default=None)  # of the other thing the words rank best ...
+        if holder is not None:  # ... the read whose answer lists the role's holders, else the one ranked best
+            reads = {g: r for g, r in reads.items() if r == reads[holder]}
+            outputs = {g: self.pack.spec.apis[self.pack.spec.goals[g].api].http for g in reads}
+            holder = min(reads, key=lambda g: (outputs[g] is None or argument in outputs[g].outputs, order.index(g)))
         chosen_api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
         if chosen_api.produces in kinds and not chosen_api.effects and (rest := self._rest(chosen.goal)) is not None \
                 and rest.resource != thing:
@@ -353,7 +360,7 @@ class Retriever:
                             f"the {phrase.noun} of a {reads[holder]}")]
         if not phrase.asks_more({phrase.noun, thing, *reads.values()}):
             takes_it = any(identified(a) == thing for a in chosen_api.arguments if a not in chosen_api.optional)
-            if takes_it and holder != chosen.goal and not chosen_api.effects:  # "movies similar to one of ...'s"
+            if a_thing and takes_it and holder != chosen.goal and not chosen_api.effects:  # "movies similar to one of"
                 found.append(chosen)
             return found
         for other in rank(f"{phrase.rest} of the {thing}")[:VERB_RANKS]:
