@@ -21,7 +21,7 @@ import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.names import names_a_person
-from pipeline.language.words import PERSON_NOUNS, word_list
+from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named
 from pipeline.language.roles import role_phrase
 from pipeline.packs.pack import Pack
@@ -328,13 +328,15 @@ class Retriever:
         person = next(iter(people)) if len(people) == 1 else None
         nouns = self._resources | (PERSON_NOUNS if person else set())
         phrase = role_phrase(chosen.source, nouns, self._resources)
-        if phrase is None:
-            return []
+        chosen_api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        if phrase is None:  # perhaps a field of a titled thing ("the genre of Heat")
+            field = role_phrase(chosen.source, self._answer_words, self._resources)
+            return [] if field is None else self._in_the_answer_of(field, chosen, rank)
         thing = next((r for r in self._resources if resources_named({r}, phrase.noun)), person)
         argument = next((a for a, spec in self.pack.spec.arguments.items()
                          if identified(a) == thing and spec.accepts_output), None)
         if argument is None:
-            return []
+            return self._in_the_answer_of(phrase, chosen, rank)
         kinds = self.pack.spec.arguments[argument].accepts_output
         reads = {g: r for g, r in holders(self.pack, argument, kinds).items() if r != thing}
         named = resources_named(set(reads.values()), phrase.belongs)
@@ -349,7 +351,6 @@ class Retriever:
             reads = {g: r for g, r in reads.items() if r == reads[holder]}
             outputs = {g: self.pack.spec.apis[self.pack.spec.goals[g].api].http for g in reads}
             holder = min(reads, key=lambda g: (outputs[g] is None or argument in outputs[g].outputs, order.index(g)))
-        chosen_api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
         if chosen_api.produces in kinds and not chosen_api.effects and (rest := self._rest(chosen.goal)) is not None \
                 and rest.resource != thing:
             holder = chosen.goal  # retrieval chose a read that holds them (a season's credits): it stands
@@ -370,6 +371,31 @@ class Retriever:
                 return [*found, ScoredGoal(other.goal, other.score, chosen.source, chosen.context,
                                            f"asked of the {phrase.noun}")]
         return found
+
+    def _in_the_answer_of(self, phrase, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> list[ScoredGoal]:
+        """A thing no call takes an id of, asked of a titled other one ("the genre of the film Heat"): it is
+        part of that one's answer, not the list of all of them: the read, of the thing the words name (else of
+        any), whose answer has a field of that name (`RestSemantics.answers`), the one the words rank best. Only
+        over a goal on no one thing (a list of all genres): a call on one thing chosen for the words stands."""
+        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        if not phrase.titled or any(identified(a) for a in api.arguments if a not in api.optional):
+            return []  # retrieval chose a call on one thing: it stands
+        noun = _stem(phrase.noun.lower())
+        reads = {}
+        for name in self.pack.requestable_goals():
+            api, rest = self.pack.spec.apis[self.pack.spec.goals[name].api], self._rest(name)
+            if rest is None or rest.action != "read" or api.effects or \
+                    not any(_stem(w) == noun for field in rest.answers for w in field.split("_")):
+                continue
+            if any(identified(a) == rest.resource for a in api.arguments if a not in api.optional):
+                reads[name] = rest.resource
+        named = resources_named(set(reads.values()), phrase.belongs)
+        if len(named) == 1:
+            reads = {g: r for g, r in reads.items() if r in named}
+        order = [g.goal for g in rank(chosen.source)]
+        best = min(reads, key=order.index, default=None)
+        return [] if best is None else [ScoredGoal(best, chosen.score, chosen.source, chosen.context,
+                                                   f"the {phrase.noun} in the answer of a {reads[best]}")]
 
     def _what_it_points_back_at(self, query: str, goals: list[ScoredGoal], max_goals: int) -> list[ScoredGoal]:
         """A clause that asks and points back ("and then show me that owner", "then delete it") asks for the
@@ -473,6 +499,12 @@ class Retriever:
                     return ScoredGoal(read, chosen.score, chosen.source, chosen.context,
                                       f"a person named ({people[read]})")
         return chosen
+
+    @cached_property
+    def _answer_words(self) -> set[str]:
+        """The words of the fields reads of one thing answer with ("genres", "birthday"), but grammar's."""
+        return {w for api in self.pack.spec.apis.values() if api.rest is not None and api.rest.action == "read"
+                for field in api.rest.answers for w in field.lower().split("_") if w.isalpha()} - FUNCTION_WORDS
 
     @cached_property
     def _resources(self) -> set[str]:
