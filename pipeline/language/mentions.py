@@ -64,13 +64,16 @@ def _inside(inner, outer) -> bool:
     return outer.start <= inner.start and inner.end <= outer.end and inner.span != outer.span
 
 
-def _drop_spans_over_others(readings: dict[str, Readings]) -> None:
+def _drop_spans_over_others(readings: dict[str, Readings], named: frozenset = frozenset()) -> None:
     """A reading that runs over another argument's value, where a likelier reading of its own argument lies
     inside it, is dropped: "drama" is the genre of "a drama directed by Ann Lee", and the words after it
-    are the director's. Kept, it would join the two into one mention, and only one could have it."""
+    are the director's. Kept, it would join the two into one mention, and only one could have it. Not one
+    whose words name its argument (`named`: "a service called Shop Login" is the whole name)."""
     kept = [r for found in readings.values() for r in found.kept]
     for found in readings.values():
         for r in found.kept:
+            if (r.argument, r.start, r.end) in named:
+                continue
             own = [o for o in found.kept if _inside(o, r) and (o.probability or 0.0) > (r.probability or 0.0)]
             if own and any(_inside(o, r) for o in kept if o.argument != r.argument):
                 found.drop(r, f"runs over another argument's value; {own[0].text!r} inside it is likelier")
@@ -92,7 +95,7 @@ def one_argument_per_mention(readings: dict[str, Readings], favoured: str | None
     question asked for (`favoured`) takes the mention it claims unless two others together are likelier.
     A reading whose words name its argument (`named`: argument, start, end; "the restaurant The Oak Room"
     of restaurant_id) counts as certain, whatever the head gave it: the user said whose value it is."""
-    _drop_spans_over_others(readings)
+    _drop_spans_over_others(readings, named)
     kept = [r for found in readings.values() for r in found.kept]
     mentions = _mentions([r.span for r in kept])
     where = lambda r: next(i for i, (a, b) in enumerate(mentions) if a <= r.start and r.end <= b)  # noqa: E731

@@ -39,6 +39,9 @@ CLEAR_MARGIN = 0.1
 # Words that may stand between an argument's name and its value: "pet number 7", "order no. 12". (Not
 # "called": "a service called Acme" names the service, it gives no identifier of it.)
 NAME_TO_VALUE = {"number", "no", "num", "id"}
+# "called" does give a name: of an argument that is one (`lexicon/naming_verbs.yaml`).
+_NAMING_VERBS = word_list("naming_verbs")
+_NAME_WORDS = {"name", "title"}
 
 
 def named_before(text: str, start: int, argument: str) -> bool:
@@ -53,6 +56,8 @@ def named_before(text: str, start: int, argument: str) -> bool:
     >>> named_before("4 bedrooms, 2 baths", 12, "number_of_bedrooms"), named_before("4 bedrooms 2 baths", 11, "number_of_bedrooms")
     (False, False)
     >>> named_before("a film directed by Ann Lee", 19, "director"), named_before("a film directed by Ann Lee", 19, "starring")
+    (True, False)
+    >>> named_before("a service called Shop Portal", 17, "friendly_name"), named_before("one called Jo", 11, "issuer")
     (True, False)
     >>> named_before("trains out of Leeds", 13, "destination_of_trip"), named_before("the id of 7", 10, "id_of_pet")
     (False, False)
@@ -76,9 +81,43 @@ def named_before(text: str, start: int, argument: str) -> bool:
 
     if len(before) > 1 and names_what_follows(-1):
         return True
+    if len(before) > 1 and before[-1] in _NAMING_VERBS and name & _NAME_WORDS:
+        return True  # "a service called Shop Portal" of friendly_name: the thing's name
     if len(before) > 2 and before[-1] == "by" and any(_done_by(before[-2], word) for word in name):
         return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
+
+
+def named_spans(text: str) -> list[tuple[int, int]]:
+    """The words a naming verb gives as a name (`lexicon/naming_verbs.yaml`), up to the first word of
+    grammar or the end of the phrase, whatever their case ("a rate limit named end_user_ip, then ...").
+
+    >>> text = "make a segment called Beta testers, then a topic named news for all"
+    >>> [text[a:b] for a, b in named_spans(text)]
+    ['Beta testers', 'news']
+    """
+    spans = []
+    for verb in re.finditer(r"[a-z]+", text.lower()):
+        if verb.group() not in _NAMING_VERBS:
+            continue
+        start = end = None
+        for word in re.finditer(r"\S+", text[verb.end():]):
+            bare = word.group().rstrip(",;:.!?")
+            if not bare or bare.lower() in FUNCTION_WORDS | EDGE_WORDS:
+                break
+            start = verb.end() + word.start() if start is None else start
+            end = verb.end() + word.start() + len(bare)
+            if bare != word.group():  # a comma or a stop ends the name
+                break
+        if start is not None:
+            spans.append((start, end))
+    return spans
+
+
+def _after_a_naming_verb(text: str, start: int) -> bool:
+    """Whether the words right before `start` are a naming verb ("called", `lexicon/naming_verbs.yaml`)."""
+    before = re.findall(r"[a-z]+", text[:start].lower())
+    return bool(before) and before[-1] in _NAMING_VERBS
 
 
 def _done_by(verb: str, word: str) -> bool:
@@ -135,8 +174,8 @@ def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: li
     """Each free-text argument also reads the words the span head proposes as a value ("some country
     music" -> "country"), unless they are mostly another kind's value ("March 13th" is a date's), the
     service's own words, or whom the user greets (`phrases.addressed`): the
-    rules find names by their capitals, and not every value is written with them. Returns the spans
-    added."""
+    rules find names by their capitals, and not every value is written with them; so do the words a naming
+    verb gives (`named_spans`). Returns the spans added."""
     normalizers = pack.normalizers
     free = [n for n in readings if normalizers.get(n) in FREE_TEXT]
     others = [r.span for n, found in readings.items() if normalizers.get(n) not in FREE_TEXT for r in found.kept]
@@ -144,6 +183,7 @@ def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: li
     spans = [(p.start, _without_the_services_words_after_a_name(own, text, p.start, p.end)) for p in proposals]
     spans = [(a, b) for a, b in spans if free and not _mostly_read(text, a, b, others)
              and not _the_services_own_words(pack, text[a:b]) and not addressed(text, (a, b))]
+    spans += [span for span in named_spans(text) if free and span not in spans]  # named: a value, whatever its words
     for name in free:
         lower = normalizers[name] == "lowercase_text"
         for a, b in spans:
@@ -404,6 +444,9 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         if len(claims) < 2:
             continue
         naming = [c for c in claims if (c[1].argument, c[1].start, c[1].end) in named]
+        if len(naming) > 1 and _after_a_naming_verb(text, naming[0][1].start):  # "a service called Shop Portal":
+            fewest = min(len(c[1].argument.split("_")) for c in naming)  # the thing's own name, the plainest one
+            naming = [c for c in naming if len(c[1].argument.split("_")) == fewest]
         if naming and len(naming) < len(claims):  # the user named whose value it is: the others lose it
             for found, reading in claims:
                 if (found, reading) not in naming:
@@ -423,7 +466,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
                                     f"{reading.argument} (p={reading.probability:.2f})")
     # Certain in the matching only where what follows the name is written as one ("the restaurant The Oak
     # Room"); "a movie directed by Ann Lee" names a movie and then describes it, and the head judges that.
-    certain = frozenset(key for key in named if written_as_a_name(text[key[1]:key[2]]))
+    certain = frozenset(key for key in named if written_as_a_name(text[key[1]:key[2]])
+                        or _after_a_naming_verb(text, key[1]))  # "a rate limit named end_user_ip"
     one_argument_per_mention(readings, favoured=asked, named=certain)  # an answer's mention goes first to what was asked
     return readings
 

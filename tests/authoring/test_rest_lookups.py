@@ -513,3 +513,14 @@ def test_someone_known_by_a_role_in_another_thing_is_found_through_that_thing(tm
         # the film is then found by its search, with the words that name it
         assert lookup_goals(pack, ["film_credits", "get_person"], {
             "film_credits": "the director of the film Dark Water"}) == {"search_films": "film_credits"}
+
+
+def test_a_name_a_naming_verb_gives_is_the_things_name_as_written(songs):
+    from pipeline.run import run_pipeline
+
+    # "called" gives the song's title whatever its case, whole, and a machine's name is not capitalised
+    for words, title in (("add a song called Blue Moon Rising", "Blue Moon Rising"),
+                         ("add a song named end_of_days", "end_of_days")):
+        run = run_pipeline(words, "songs")
+        assert run.plan is not None, run.failure
+        assert [(c.api, c.args["title"].value) for c in run.plan.calls] == [("add_song", title)], run.ir
