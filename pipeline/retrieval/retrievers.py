@@ -23,7 +23,7 @@ from pipeline.language.encoder import embedding_model, packaged_embedding_model 
 from pipeline.language.names import names_a_person
 from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named
-from pipeline.language.roles import role_phrase
+from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified
 from pipeline.records import ClauseAnalysis
@@ -337,42 +337,52 @@ class Retriever:
                          if identified(a) == thing and spec.accepts_output), None)
         if argument is None:
             return self._in_the_answer_of(phrase, chosen, rank)
-        kinds = self.pack.spec.arguments[argument].accepts_output
-        reads = {g: r for g, r in holders(self.pack, argument, kinds).items() if r != thing}
-        named = resources_named(set(reads.values()), phrase.belongs)
-        a_thing = bool(resources_named(self._resources, phrase.noun))  # "the movies that ...", not "the director"
-        if a_thing and not (named or phrase.titled or names_a_person(phrase.belongs)):
-            return []  # "the movie that is showing now" names nothing to go through
-        if len(named) == 1:
-            reads = {g: r for g, r in reads.items() if r in named}
-        order = [g.goal for g in rank(chosen.source)]
-        holder = min(reads, key=order.index, default=None)  # of the other thing the words rank best ...
-        if holder is not None:  # ... the read whose answer lists the role's holders, else the one ranked best
-            reads = {g: r for g, r in reads.items() if r == reads[holder]}
-            outputs = {g: self.pack.spec.apis[self.pack.spec.goals[g].api].http for g in reads}
-            holder = min(reads, key=lambda g: (outputs[g] is None or argument in outputs[g].outputs, order.index(g)))
-        if chosen_api.produces in kinds and not chosen_api.effects and (rest := self._rest(chosen.goal)) is not None \
-                and rest.resource != thing:
-            holder = chosen.goal  # retrieval chose a read that holds them (a season's credits): it stands
-            reads.setdefault(holder, rest.resource)
+        holder = self._role_holder(phrase, thing, argument, chosen, rank)
         if holder is None:
             return []
-        found = [ScoredGoal(holder, chosen.score, chosen.source, chosen.context,
-                            f"the {phrase.noun} of a {reads[holder]}")]
-        if not phrase.asks_more({phrase.noun, thing, *reads.values()}):
+        holder, through = holder
+        a_thing = bool(resources_named(self._resources, phrase.noun))  # "the movies that ...", not "the director"
+        found = [ScoredGoal(holder, chosen.score, chosen.source, chosen.context, f"the {phrase.noun} of a {through}")]
+        if not phrase.asks_more({phrase.noun, thing, through}):
             takes_it = any(identified(a) == thing for a in chosen_api.arguments if a not in chosen_api.optional)
             if a_thing and takes_it and holder != chosen.goal and not chosen_api.effects:  # "movies similar to one of"
                 found.append(chosen)
             return found
         for other in rank(f"{phrase.rest} of the {thing}")[:VERB_RANKS]:
             api = self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
-            if not self.pack.goal_has_effects(other.goal) and other.goal not in reads and \
+            if not self.pack.goal_has_effects(other.goal) and other.goal != holder and \
                     any(identified(a) == thing for a in api.arguments if a not in api.optional):
                 return [*found, ScoredGoal(other.goal, other.score, chosen.source, chosen.context,
                                            f"asked of the {phrase.noun}")]
         return found
 
-    def _in_the_answer_of(self, phrase, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> list[ScoredGoal]:
+    def _role_holder(self, phrase: RolePhrase, thing: str, argument: str, chosen: ScoredGoal,
+                     rank: Callable[[str], list[ScoredGoal]]) -> tuple[str, str] | None:
+        """The read whose answer holds the ids of the role's `thing` (`argument`), and the other resource it
+        reads: of the one the words name, else the one they rank best; of its reads, the one whose answer
+        lists them before one where they are a detail, then the best ranked. A read retrieval chose that
+        holds them stands (a season's credits, where a show's would do too). None: nothing to go through."""
+        kinds = self.pack.spec.arguments[argument].accepts_output
+        reads = {g: r for g, r in holders(self.pack, argument, kinds).items() if r != thing}
+        named = resources_named(set(reads.values()), phrase.belongs)
+        if resources_named(self._resources, phrase.noun) and not (named or phrase.titled or names_a_person(phrase.belongs)):
+            return None  # "the movie that is showing now" names nothing to go through
+        chosen_api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        if chosen_api.produces in kinds and not chosen_api.effects and (rest := self._rest(chosen.goal)) is not None \
+                and rest.resource != thing:
+            return chosen.goal, rest.resource
+        if len(named) == 1:
+            reads = {g: r for g, r in reads.items() if r in named}
+        order = [g.goal for g in rank(chosen.source)]
+        best = min(reads, key=order.index, default=None)
+        if best is None:
+            return None
+        reads = {g: r for g, r in reads.items() if r == reads[best]}
+        outputs = {g: self.pack.spec.apis[self.pack.spec.goals[g].api].http for g in reads}
+        holder = min(reads, key=lambda g: (outputs[g] is None or argument in outputs[g].outputs, order.index(g)))
+        return holder, reads[holder]
+
+    def _in_the_answer_of(self, phrase: RolePhrase, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> list[ScoredGoal]:
         """A thing no call takes an id of, asked of a titled other one ("the genre of the film Heat"): it is
         part of that one's answer, not the list of all of them: the read, of the thing the words name (else of
         any), whose answer has a field of that name (`RestSemantics.answers`), the one the words rank best. Only
