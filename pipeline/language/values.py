@@ -25,7 +25,7 @@ from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.phrases import addressed
 from pipeline.language.readers import reader
 from pipeline.language.readings import Readings
-from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, name_words, pack_words, same_thing, word_list
+from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, NAME_LABELS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
 from pipeline.values.normalizers import _stem
 
@@ -39,9 +39,9 @@ CLEAR_MARGIN = 0.1
 # Words that may stand between an argument's name and its value: "pet number 7", "order no. 12". (Not
 # "called": "a service called Acme" names the service, it gives no identifier of it.)
 NAME_TO_VALUE = {"number", "no", "num", "id"}
-# "called" does give a name: of an argument that is one (`lexicon/naming_verbs.yaml`).
+# "called" does give a name: of an argument that is one (`lexicon/naming_verbs.yaml`), by its words
+# (`lexicon/name_labels.yaml`: friendly_name, title).
 _NAMING_VERBS = word_list("naming_verbs")
-_NAME_WORDS = {"name", "title"}
 
 
 def named_before(text: str, start: int, argument: str) -> bool:
@@ -81,7 +81,7 @@ def named_before(text: str, start: int, argument: str) -> bool:
 
     if len(before) > 1 and names_what_follows(-1):
         return True
-    if len(before) > 1 and before[-1] in _NAMING_VERBS and name & _NAME_WORDS:
+    if len(before) > 1 and before[-1] in _NAMING_VERBS and name & NAME_LABELS:
         return True  # "a service called Shop Portal" of friendly_name: the thing's name
     if len(before) > 2 and before[-1] == "by" and any(_done_by(before[-2], word) for word in name):
         return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
