@@ -1,11 +1,11 @@
-"""A role and what it is of: "the birthday of the *director of* the film Heat" asks for something of a person
+"""A role and what it is of: "the date of birth of the *director of* the film Heat" asks for something of a person
 known only by a role in another thing. The words split into the role's noun (with the words that qualify it:
-"lead actor"), the phrase of what it belongs to ("the film Heat"), and the rest ("When is the birthday of
+"lead actor"), the phrase of what it belongs to ("the film Heat"), and the rest ("Tell me the date of birth of
 the ... ?"), which may ask something of the person, or only who it is.
 
 A title in the phrase runs over capitalised words (and the small words between them: "Game of Thrones");
 the words after it belong to the rest again ("... of Heat born?"). With no capitalised title, or with a
-possessive ("Ana Ruiz's newest film"), the phrase runs to the end.
+possessive ("Ana Ruiz's second film"), the phrase runs to the end.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’&:.-]*")
 class RolePhrase:
     noun: str       # the role's noun as written ("actor")
     belongs: str    # what it is of ("the film Heat")
-    before: str     # the words before the role ("When is the birthday of the")
+    before: str     # the words before the role ("Tell me the date of birth of the")
     after: str      # the words after what it is of ("born?")
     titled: bool    # what it is of has a title ("Heat"), not only words about it ("the film showing now")
 
@@ -36,8 +36,8 @@ class RolePhrase:
         return f"{self.before} {self.after}".strip()
 
     def asks_more(self, also_known: set[str]) -> bool:
-        """Whether the rest asks something of the role's holder (a birthday, a photo), beyond who it is: a
-        word before the role that asks for no call, or a word after what it is of ("... look like?")."""
+        """Whether the rest asks something of the role's holder (a date of birth, a photo), beyond who it is: a
+        word before the role that asks for no call, or a word after what it is of ("... look?")."""
         known = {_stem(w) for w in also_known}
         return bool(content_stems(self.before) - known or stems(self.after) - _GRAMMAR - known)
 
@@ -46,18 +46,18 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
     """The first of `nouns` in the words followed by a word that joins it to what it belongs to; `plain`:
     words that are no part of a title though written in capitals (the API's own nouns: "TV").
 
-    >>> p = role_phrase("When is the birthday of the lead actor of the film Heat?", {"actor"})
+    >>> p = role_phrase("Tell me the date of birth of the main actor of the film Heat?", {"actor"})
     >>> p.noun, p.belongs, p.rest
-    ('actor', 'the film Heat', 'When is the birthday of the ?')
-    >>> role_phrase("What does the lead actor of Heat look like?", {"actor"}).asks_more(set())
+    ('actor', 'the film Heat', 'Tell me the date of birth of the ?')
+    >>> role_phrase("How did the main actor of Heat look?", {"actor"}).asks_more(set())
     True
-    >>> role_phrase("Who starred in the first movie of the Blue Moon collection?", {"movie"}, {"collection"}).belongs
+    >>> role_phrase("the cast of the third movie of the Blue Moon collection", {"movie"}, {"collection"}).belongs
     'the Blue Moon collection'
-    >>> role_phrase("Who is the director of Ana Ruiz's newest film?", {"director"}).belongs
-    "Ana Ruiz's newest film?"
+    >>> role_phrase("the director of Ana Ruiz's second film", {"director"}).belongs
+    "Ana Ruiz's second film"
     >>> role_phrase("Where was the director of Game of Thrones born?", {"director"}).rest
     'Where was the born?'
-    >>> role_phrase("Who is the lead actor in the most popular TV show?", {"actor"}, {"tv"}).asks_more(set())
+    >>> role_phrase("I want the main actor in the top rated TV show", {"actor"}, {"tv"}).asks_more(set())
     False
     >>> role_phrase("the films of Ana Ruiz", {"actor"}) is None
     True

@@ -64,7 +64,7 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
 
 
 def _fed_by(goal: str, found: dict[str, str]) -> set[str]:
-    """The goal and those it finds a value for, in turn ("the director of Ana Ruiz's newest film": her films
+    """The goal and those it finds a value for, in turn ("the director of Ana Ruiz's second film": her films
     find the film the credits are read of; the credits, holding people, do not find her)."""
     chain = {goal}
     while goal in found and found[goal] not in chain:

@@ -322,14 +322,14 @@ class Retriever:
         director of the film Heat", "the company that made the show Lost"): the read of that other thing
         whose answer holds the role's ids (`lookups.holders`: the film's credits), of the thing the words
         name ("film"), else of the one the words rank best; then, where the rest of the words ask more of
-        the role's holder ("the *birthday* of ..."), the read of it those words rank best. A role of a
+        the role's holder ("the *date of birth* of ..."), the read of it those words rank best. A role of a
         person (`person_nouns`) is one of the API's resource of people. Empty where the words say no role."""
         people = self._resources & PERSON_NOUNS
         person = next(iter(people)) if len(people) == 1 else None
         nouns = self._resources | (PERSON_NOUNS if person else set())
         phrase = role_phrase(chosen.source, nouns, self._resources)
         chosen_api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
-        if phrase is None:  # perhaps a field of a titled thing ("the genre of Heat")
+        if phrase is None:  # perhaps a field of a titled thing ("the genres of Heat")
             field = role_phrase(chosen.source, self._answer_words, self._resources)
             return [] if field is None else self._in_the_answer_of(field, chosen, rank)
         thing = next((r for r in self._resources if resources_named({r}, phrase.noun)), person)
@@ -345,7 +345,7 @@ class Retriever:
         found = [ScoredGoal(holder, chosen.score, chosen.source, chosen.context, f"the {phrase.noun} of a {through}")]
         if not phrase.asks_more({phrase.noun, thing, through}):
             takes_it = any(identified(a) == thing for a in chosen_api.arguments if a not in chosen_api.optional)
-            if a_thing and takes_it and holder != chosen.goal and not chosen_api.effects:  # "movies similar to one of"
+            if a_thing and takes_it and holder != chosen.goal and not chosen_api.effects:  # "films like one of hers"
                 found.append(chosen)
             return found
         for other in rank(f"{phrase.rest} of the {thing}")[:VERB_RANKS]:
@@ -383,7 +383,7 @@ class Retriever:
         return holder, reads[holder]
 
     def _in_the_answer_of(self, phrase: RolePhrase, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> list[ScoredGoal]:
-        """A thing no call takes an id of, asked of a titled other one ("the genre of the film Heat"): it is
+        """A thing no call takes an id of, asked of a titled other one ("the genres of the film Heat"): it is
         part of that one's answer, not the list of all of them: the read, of the thing the words name (else of
         any), whose answer has a field of that name (`RestSemantics.answers`), the one the words rank best. Only
         over a goal on no one thing (a list of all genres): a call on one thing chosen for the words stands."""
@@ -512,7 +512,7 @@ class Retriever:
 
     @cached_property
     def _answer_words(self) -> set[str]:
-        """The words of the fields reads of one thing answer with ("genres", "birthday"), but grammar's."""
+        """The words of the fields reads of one thing answer with ("genres", "place_of_birth"), but grammar's."""
         return {w for api in self.pack.spec.apis.values() if api.rest is not None and api.rest.action == "read"
                 for field in api.rest.answers for w in field.lower().split("_") if w.isalpha()} - FUNCTION_WORDS
 
