@@ -503,7 +503,7 @@ def test_someone_known_by_a_role_in_another_thing_is_found_through_that_thing(tm
             return [g.goal for g in retriever._through_a_role(ScoredGoal(chosen, 0.5, words), rank)]
         # who holds the role: the read of the film whose answer holds people; asked more of them: a read of them
         assert through("show me the main actors of the film Dark Water") == ["film_credits"]
-        assert through("the date of birth of the director of the movie Dark Water") == ["film_credits", "get_person"]
+        assert through("the date of birth for the director in the picture Dark Water") == ["film_credits", "get_person"]
         assert through("In which town was the director of Dark Water born") == ["film_credits", "get_person"]
         # no role in the words: nothing to say
         assert through("What is the runtime of the film Dark Water?") == []
