@@ -43,9 +43,10 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline.authoring.rest_semantics import (LOOKUPS, held_resources, identified, picks, portraits, resources,
-                                               semantics, singular)
+                                               selects, semantics, singular)
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
+from pipeline.language.words import word_lists
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
 from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
@@ -55,6 +56,7 @@ JSON_TYPES = {"integer", "number", "boolean", "array"}  # sent as themselves in 
 # A string field is an email address when its name ends in "email" or its description says "email address"
 # (the six shared specs: 10 such fields, all addresses; 6 others only mention email: a subject, a channel).
 EMAIL_FIELD = re.compile(r"\be-?mail address", re.IGNORECASE)
+PERIODS = word_lists("period_values")  # an enum value that is a period ("day") is named by these words too ("today")
 E164 = re.compile(r"\bE\.?164\b")  # a field documented as taking phone numbers the E.164 way ("+14155550142")
 
 
@@ -103,7 +105,9 @@ def _argument_base(field: RequestField) -> str:
 def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
     """(normaliser, extra argument keys) of a field (the module docstring's type rules)."""
     if field.enum:
-        return "choice", {"values": list(dict.fromkeys(field.enum))}
+        values = list(dict.fromkeys(field.enum))
+        periods = {v: sorted(PERIODS[v.lower()]) for v in values if v.lower() in PERIODS}
+        return "choice", {"values": values, **({"synonyms": periods} if periods else {})}
     if field.kind == "boolean":
         return "choice", {"values": ["true", "false"], "synonyms": {"true": ["yes"], "false": ["no"]}}
     if ID_FIELD.search(name) and field.kind in ("string", "integer") and field.format != "email":
@@ -277,6 +281,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
     for operation in document.operations:
         api = apis_of[operation.key]
         action, resource = semantics(operation, nouns)
+        selector, selected = selects(operation, nouns)
         binding: dict = {"method": operation.method,
                          "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
                                         operation.path)}
@@ -311,6 +316,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                      **({"effects": True} if operation.method != "GET" else {}),
                      **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
                      "rest": {"action": action, "resource": resource, **({"finds": found} if found else {}),
+                              **({"selector": names[(operation.key, "path", selector)], "selects": selected}
+                                 if found and selected else {}),
                               **({"picks": chosen} if action == "list" and found and (chosen := picks(operation, nouns))
                                  else {}),
                               **({"answers": held} if (held := _answer_words(operation)) else {})},
@@ -328,7 +335,9 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                 continue
             if argument in producer["arguments"] and argument not in producer.get("optional", {}):
                 continue  # it needs that value itself: it gives back the one it was given
-            finds = producer["rest"].get("finds") and identified(argument) == producer["rest"]["resource"]
+            finds = producer["rest"].get("finds") and identified(argument) and (
+                identified(argument) == producer["rest"]["resource"] or
+                identified(argument) in producer["rest"].get("selects", {}).values())
             if _takes_output(argument, operation) or finds:
                 spec.setdefault("accepts_output", []).append(kind)
     description = " ".join(part for part in (document.title.strip().rstrip(".") + ".",

@@ -51,7 +51,8 @@ from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import ID_SUFFIX, identified, singular, snake_words
 
-__all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "semantics", "singular"]
+__all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "selects", "semantics",
+           "singular"]
 
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
@@ -75,14 +76,21 @@ def _first_word(operation: Operation) -> str:
     return words[0] if words else ""
 
 
+def _choices(operation: Operation) -> dict[str, list[str]]:
+    """Path parameter -> its values, for each one of a closed set (`enum`)."""
+    return {f.wire: f.enum for f in operation.fields if f.location == "path" and f.enum}
+
+
 def resources(operations: list[Operation]) -> set[str]:
-    """The spec's nouns (the module docstring's rule)."""
+    """The spec's nouns (the module docstring's rule); a segment before a parameter of a closed set of
+    values (`/trending/{media_type}`) names no thing with identifiers."""
     found = set()
     search = word_list("operation_words", "search")
     for operation in operations:
         parts = _segments(operation.path)
-        for (segment, param), (_, next_param) in zip(parts, parts[1:]):
-            if not param and next_param:
+        choices = _choices(operation)
+        for (segment, param), (after, next_param) in zip(parts, parts[1:]):
+            if not param and next_param and after not in choices:
                 found.add(segment)
         for (segment, param), (after, after_param) in zip(parts, parts[1:]):
             if segment in search and not after_param:
@@ -90,8 +98,38 @@ def resources(operations: list[Operation]) -> set[str]:
     return found
 
 
+def selects(operation: Operation, nouns: set[str]) -> tuple[str, dict[str, str]]:
+    """A GET whose path ends in parameters of closed sets, one of them of values that name two or more of
+    the spec's resources (`/trending/{media_type}/{time_window}`, media_type movie, tv or person): a list of
+    whichever resource that parameter is given. (its path parameter, value -> resource); ('', {}) for any
+    other operation.
+
+    >>> from pipeline.packs.openapi_spec import RequestField
+    >>> op = Operation(key="t", method="GET", path="/top/{kind}/{span}", fields=[
+    ...     RequestField(wire="kind", location="path", required=True, enum=["albums", "songs", "all"]),
+    ...     RequestField(wire="span", location="path", required=True, enum=["day", "week"])])
+    >>> selects(op, {"album", "song", "label"})
+    ('kind', {'albums': 'album', 'songs': 'song'})
+    """
+    parts = _segments(operation.path)
+    choices = _choices(operation)
+    if operation.method != "GET" or not parts or not parts[-1][1]:
+        return "", {}
+    params = [segment for segment, param in parts if param]
+    if any(segment not in choices for segment in params):
+        return "", {}  # an identifier in the path: the things of one other thing, not a list of all
+    for wire in params:
+        named = {v: singular(snake_words(v)) for v in choices[wire] if singular(snake_words(v)) in nouns}
+        if len(named) >= 2:
+            return wire, named
+    return "", {}
+
+
 def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
-    """(action, resource) of an operation (the module docstring's rules)."""
+    """(action, resource) of an operation (the module docstring's rules); a list of the resource a
+    parameter selects (`selects`) lists none of its own."""
+    if selects(operation, nouns)[1]:
+        return "list", ""
     parts = _segments(operation.path)
     literal = [s for s, param in parts if not param]
     words = word_list("operation_words", "search")

@@ -26,7 +26,7 @@ from functools import cached_property, lru_cache
 from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
 from pipeline.language.phrases import addresses, after_a_name_word, begins_a_name, overlaps, phrases, whole_name_with_number
 from pipeline.language.readings import Readings
-from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words
+from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
 from pipeline.values import dates
 from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
@@ -231,7 +231,8 @@ def _lowercase_text_spans(scene: Scene, name: str, spec) -> Readings:
 
 def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
     """A proper name of a thing ("Bella Notte", "my landlord Tom Berg"): whole phrases, and the capitalised
-    run inside one ("Tom Berg"); an address or a name with a number in it, whole."""
+    run inside one ("Tom Berg"); capitalised runs joined by "and" ("Salt and Pepper", `_JOINED_TITLE`)
+    whole, not their parts; an address or a name with a number in it, whole."""
     found, text, pack = Readings(name, scene.text), scene.text, scene.pack
     whole = [w for w in TOKEN.findall(text) if w.lower() not in FUNCTION_WORDS]
     for a, b in maximal(phrases(pack, text, scene.spans, scene.claimed)):
@@ -245,6 +246,10 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
         found.add((a, b))
         for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
             found.add((a + run.start(), a + run.end()))
+    joined = [run.span() for run in _JOINED_TITLE.finditer(text)]
+    for a, b in joined:  # one name: its parts are none
+        found.items = [r for r in found.items if not (a <= r.start and r.end <= b)]
+        found.add((a, b))
     for sp in addresses(text) + whole_name_with_number(text):  # its number is no amount or count
         found.add(sp)
     return found
@@ -289,6 +294,10 @@ def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span
     return smallest([sp for sp in pool if values[sp] is not None], values), values
 
 
+_CAPITALISED_RUN = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
+_JOINED_TITLE = re.compile(  # "Salt and Pepper", "Hounds and the Hare": one name (lexicon/title_joins.yaml)
+    _CAPITALISED_RUN + r"\s+(?:" + "|".join(re.escape(w) for w in sorted(word_list("title_joins"))) + r")\s+"
+    r"(?:(?i:" + "|".join(sorted(word_list("title_joins", "articles"))) + r")\s+)?" + _CAPITALISED_RUN)
 _SHORT_YEAR = re.compile(r"(?<!\w)['’](\d{2})(?![\w'’])")
 
 

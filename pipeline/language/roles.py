@@ -3,7 +3,7 @@ known only by a role in another thing. The words split into the role's noun (wit
 "lead actor"), the phrase of what it belongs to ("the film Heat"), and the rest ("Tell me the date of birth of
 the ... ?"), which may ask something of the person, or only who it is.
 
-A title in the phrase runs over capitalised words (and the small words between them: "Game of Thrones");
+A title in the phrase runs over capitalised words (and the small words between them: "Sea of Trees");
 the words after it belong to the rest again ("... of Heat born?"). With no capitalised title, or with a
 possessive ("Ana Ruiz's second film"), the phrase runs to the end.
 """
@@ -20,6 +20,9 @@ from pipeline.values.normalizers import _stem
 _LINKS = word_list("role_links")
 _GRAMMAR = {_stem(w) for w in word_list("function_words") | EDGE_WORDS}
 _CLAUSE_LINKS = word_list("relative_pronouns")  # ... followed by the verb of the clause ("that produced")
+# A request's opening verb that asks for what follows and changes nothing ("list", "show"): no more asked.
+_BARE_ASKING = word_list("request_verbs") - {w for change in ("create", "update", "delete")
+                                             for w in word_list("operation_words", change)}
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’&:.-]*")
 
 
@@ -37,9 +40,13 @@ class RolePhrase:
 
     def asks_more(self, also_known: set[str]) -> bool:
         """Whether the rest asks something of the role's holder (a date of birth, a photo), beyond who it is: a
-        word before the role that asks for no call, or a word after what it is of ("... look?")."""
+        word before the role that asks for no call, or a word after what it is of ("... look?"). A request's
+        opening verb that only asks for them ("List the films of ...") asks nothing more."""
         known = {_stem(w) for w in also_known}
-        return bool(content_stems(self.before) - known or stems(self.after) - _GRAMMAR - known)
+        before = self.before.split()
+        if before and before[0].lower() in _BARE_ASKING:
+            before = before[1:]
+        return bool(content_stems(" ".join(before)) - known or stems(self.after) - _GRAMMAR - known)
 
 
 def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> RolePhrase | None:
@@ -55,9 +62,11 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
     'the Blue Moon collection'
     >>> role_phrase("the director of Ana Ruiz's second film", {"director"}).belongs
     "Ana Ruiz's second film"
-    >>> role_phrase("Where was the director of Game of Thrones born?", {"director"}).rest
+    >>> role_phrase("Where was the director of Sea of Trees born?", {"director"}).rest
     'Where was the born?'
     >>> role_phrase("I want the main actor in the top rated TV show", {"actor"}, {"tv"}).asks_more(set())
+    False
+    >>> role_phrase("List the films of the Blue Moon collection", {"film"}, {"collection"}).asks_more(set())
     False
     >>> role_phrase("the films of Ana Ruiz", {"actor"}) is None
     True
@@ -87,7 +96,7 @@ def _title_end(tokens: list[re.Match], start: int, plain: set[str]) -> tuple[int
     if j is None or any(re.search(r"['’]s?$", t.group()) for t in tokens[start:]):
         return (len(tokens[-1].string) if tokens else 0), j is not None  # one's own thing ("Ana Ruiz's film")
     small = FUNCTION_WORDS | _LINKS
-    while True:  # the title goes on over small words between capitalised ones ("The Fast and the Furious")
+    while True:  # the title goes on over small words between capitalised ones ("The Owl and the Moon")
         gap = next((g for g in range(j + 1, min(j + 4, len(tokens))) if tokens[g].group().lower() not in small), None)
         if gap is None or not titled(tokens[gap]):
             break

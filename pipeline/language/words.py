@@ -27,6 +27,19 @@ def word_list(name: str, part: str = "words") -> frozenset[str]:
     return frozenset(w.strip().lower() for w in words)
 
 
+@lru_cache(maxsize=None)
+def word_lists(name: str) -> dict[str, frozenset[str]]:
+    """Every list of `lexicon/<name>.yaml` by its name (a lexicon of several: one list per period, ...).
+
+    >>> sorted(word_lists("period_values"))
+    ['day', 'month', 'week', 'year']
+    """
+    raw = yaml.safe_load(resources.files("pipeline.language").joinpath(f"lexicon/{name}.yaml").read_text("utf-8"))
+    if not isinstance(raw, dict):
+        raise ValueError(f"lexicon/{name}.yaml: lists by name are expected")
+    return {part: word_list(name, part) for part in raw}
+
+
 def known_lists() -> list[str]:
     """The names of the English word lists (`lexicon/<name>.yaml`)."""
     return sorted(p.name[:-5] for p in resources.files("pipeline.language").joinpath("lexicon").iterdir()

@@ -24,6 +24,7 @@ from pipeline.language.values import link_values
 from pipeline.language.words import REQUEST_WORDS
 from pipeline.language.picks import picked_words, stems
 from pipeline.packs.pack import ArgumentType, Pack
+from pipeline.packs.rest import identified
 from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
 
@@ -126,6 +127,18 @@ def _may_take(pack: Pack, goals: list[str], position: int, other: int, spec: Arg
         return True
     effects = [pack.goal_has_effects(g) for g in (goal, source)]
     return effects == [True, False] or (effects[0] == effects[1] and other < position)
+
+
+def _lists_the_kind(pack: Pack, goal: str, argument: str, candidates: dict[str, list[str]]) -> bool:
+    """Whether a goal may give the argument an id: any goal but a list of whichever resource its selector
+    names (`RestSemantics.selects`) whose words name others only ("trending shows" give no person's id)."""
+    rest = pack.spec.apis[pack.spec.goals[goal].api].rest
+    if rest is None or not rest.selector:
+        return True
+    spec = pack.spec.arguments[rest.selector]
+    named = {rest.selects.get(NORMALIZERS["choice"](v, values=spec.values, synonyms=spec.synonyms))
+             for v in candidates.get(rest.selector, [])} - {None}
+    return not named or identified(argument) in named
 
 
 def _referred_to(pack: Pack, source: str, goals: list[str], outputs: list[int], has_value: bool) -> list[int]:
@@ -241,6 +254,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
             outputs = [k for k in range(1, count + 1) if k != position and (
                 not fixed or _may_take(pack, goals, position, k, spec))]
+            outputs = [k for k in outputs if _lists_the_kind(pack, goals[k - 1], argument, by_position.get(k, whole))]
             if fixed and sources:
                 outputs = _referred_to(pack, sources[position - 1], goals, outputs, bool(options))
             options += [_literal(f"g{k}") for k in outputs]

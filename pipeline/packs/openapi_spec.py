@@ -417,7 +417,8 @@ def _read_answer(operation: Operation, responses: dict, swagger2: bool) -> None:
             answer = responses.get(code) if code in responses else responses.get(int(code))
             if not isinstance(answer, dict):
                 continue
-            schema = answer.get("schema") if swagger2 else (_json_media(answer.get("content") or {}) or {}).get("schema")
+            media = answer if swagger2 else _json_media(answer.get("content") or {}) or {}
+            schema = media.get("schema")
             if not isinstance(schema, dict):
                 continue
             kind, _ = _schema_kind(schema)
@@ -426,6 +427,8 @@ def _read_answer(operation: Operation, responses: dict, swagger2: bool) -> None:
             operation.entity = _ref_name(schema) or next(
                 (_ref_name(part) for part in schema.get("allOf") or [] if _ref_name(part)), "")
             properties, _ = _properties(schema)
+            if "" in properties and not operation.answers_list:
+                properties = _named_by_the_example(properties, _example(media, swagger2))
             plain = [name for name, child in properties.items()
                      if isinstance(child, dict) and _schema_kind(child)[0] in SCALAR_TYPES]
             operation.listed_ids = _listed_ids(properties)
@@ -436,6 +439,40 @@ def _read_answer(operation: Operation, responses: dict, swagger2: bool) -> None:
             return
         operation.outputs = sorted(plain, key=lambda n: not ID_FIELD.search(_snake(n)))
         return
+
+
+def _example(media: dict, swagger2: bool):
+    """The answer's first example value (3.x `example` or `examples.*.value`, Swagger 2's `examples`), or None."""
+    if swagger2:
+        examples = media.get("examples")
+        return next(iter(examples.values()), None) if isinstance(examples, dict) and examples else None
+    if "example" in media:
+        return media["example"]
+    examples = media.get("examples")
+    first = next(iter(examples.values()), None) if isinstance(examples, dict) and examples else None
+    return first.get("value") if isinstance(first, dict) else None
+
+
+def _named_by_the_example(properties: dict, example) -> dict:
+    """A property written with no name (a defect seen in published specs: `"": {$ref: an item}`) takes the name
+    of the one key of the answer's example that no property has, and, where the example holds a list there and
+    the schema one object, is a list of such objects; without such a key it stays unnamed (and unread).
+
+    >>> _named_by_the_example({"page": {}, "": {"type": "object"}}, {"page": 1, "results": [{"id": 2}]})
+    {'page': {}, 'results': {'type': 'array', 'items': {'type': 'object'}}}
+    >>> _named_by_the_example({"": {}}, {"a": 1, "b": 2})
+    {'': {}}
+    """
+    if not isinstance(example, dict):
+        return properties
+    unnamed = [key for key in example if isinstance(key, str) and key and key not in properties]
+    if len(unnamed) != 1:
+        return properties
+    name = unnamed[0]
+    child = properties[""]
+    if isinstance(example[name], list) and isinstance(child, dict) and _schema_kind(child)[0] == "object":
+        child = {"type": "array", "items": child}
+    return {(name if key == "" else key): value for key, value in {**properties, "": child}.items()}
 
 
 def _listed_ids(properties: dict) -> list[str]:

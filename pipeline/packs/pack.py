@@ -105,6 +105,10 @@ class RestSemantics(StrictModel):
     picks: list[str] = Field([], description="a list's words for which of its resource's things it lists "
                                              "(`/movie/top_rated`: top, rated): a request that says them finds "
                                              "the thing it names by this list rather than by a search")
+    selector: str = Field("", description="a list of whichever resource one argument names (`/trending/{media_type}`): "
+                                          "that argument")
+    selects: dict[str, str] = Field({}, description="the selector's values -> the resource each lists (`tv` -> tv): "
+                                                    "a lookup of one of them sets the selector to its value")
     answers: list[str] = Field([], description="what its answer holds (its fields but identifiers: a film's credits "
                                                "`cast`, `crew`): words retrieval matches a request with beside "
                                                "the operation's own")

@@ -123,13 +123,15 @@ def preferred(pack: Pack, argument: str, reads: dict[str, str]) -> str | None:
 
 
 def _list_said(pack: Pack, kinds: list[str], words: str) -> str | None:
-    """The goal of the list, among those whose output is of `kinds` and that need no value, whose picks the
-    words say most of."""
+    """The goal of the list, among those whose output is of `kinds` and that need no value but one of a
+    closed set (which of its things: `/trending/{media_type}/{time_window}`), whose picks the words say
+    most of."""
     if not words:
         return None
     best, said = None, 0
     for name, api in pack.spec.apis.items():
-        if api.produces not in kinds or any(a not in api.optional for a in api.arguments):
+        if api.produces not in kinds or any(a not in api.optional and not pack.value_spec(a).values
+                                            for a in api.arguments):
             continue
         n = picks_said(api.rest, words)
         if n > said:

@@ -91,6 +91,7 @@ class ScoredGoal:
 
 
 _LIGHT_VERBS = word_list("light_verbs")
+PICK_QUALIFIERS = word_list("pick_qualifiers")  # "the *most* popular": a pick qualified, nothing more asked
 
 
 VERB_RANKS = 5  # how far down a clause's ranking a change its verb asks for is looked for
@@ -308,10 +309,11 @@ class Retriever:
         return goals
 
     def _rest_choice(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
-        """A REST pack's goal, judged in turn by the verb, the resource the words name, the picks they say, a
-        person they name, and what a chosen list leads to."""
+        """A REST pack's goal, judged in turn by the verb, the resource the words name, a person they name
+        (whose things a list of all is not: "the best rated film of Ana Ruiz"), the picks they say, and what a
+        chosen list leads to."""
         chosen = self._the_resource_said(self._the_verb_says(chosen, rank), words)
-        chosen = self._the_person_named(self._the_picks_say(chosen, words, rank), words)
+        chosen = self._the_picks_say(self._the_person_named(chosen, words), words, rank)
         return self._what_the_list_leads_to(chosen, rank)
 
     def _rest(self, goal: str):
@@ -523,14 +525,15 @@ class Retriever:
     def _what_the_list_leads_to(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """Where the chosen goal is a list its words pick by (`picks.picks_said`: "the best rated album") and
         the rest of its words ask for more of what it lists ("which label put out the best rated album": the words
-        but its picks, its resource's name and its own description's), the call that answers that: the best
+        but its picks, its resource's name, its own description's and those that qualify a pick,
+        `lexicon/pick_qualifiers.yaml`: "the *most* popular ... *right now*"), the call that answers that: the best
         goal for the rest of the words asked of that resource, scoring at least the next threshold, among
         those without effects that take the listed thing's id. The list then finds that id (`lookups`)."""
         rest = self._rest(chosen.goal)
         if not picks_said(rest, chosen.source):
             return chosen
         described = re.findall(r"[a-z]+", self.pack.spec.goals[chosen.goal].description.lower())
-        named = {_stem(w) for w in [*rest.picks, rest.resource, *described]}
+        named = {_stem(w) for w in [*rest.picks, rest.resource, *described, *PICK_QUALIFIERS]}
         remainder = " ".join(w for w in re.findall(r"[A-Za-z0-9']+", chosen.source) if _stem(w.lower()) not in named)
         if not content_stems(remainder):
             return chosen  # the words ask for the list itself ("list the best rated albums")

@@ -255,18 +255,21 @@ def time_of_day(text: str, **_) -> str | None:
 
 
 def title_text(text: str, **_) -> str | None:
-    """A proper name as written, each word capitalised: 'casa lupita' -> 'Casa Lupita'; a word that is no
-    plain word ('end_user_ip', 'ci-deploy', 'v2') is a machine's name, kept as written. Another name of a
-    value learned from SGD (`aliases`) is that value: 'SF' -> 'San Francisco'.
+    """A proper name as written, each word capitalised where none is: 'casa lupita' -> 'Casa Lupita'; one
+    written with capitals keeps the writer's ('Salt and the Sea'); a word that is no plain word
+    ('end_user_ip', 'ci-deploy', 'v2') is a machine's name, kept as written. Another name of a value learned
+    from SGD (`aliases`) is that value: 'SF' -> 'San Francisco'.
 
-    >>> title_text("casa lupita"), title_text("end_user_ip"), title_text("ci-deploy")
-    ('Casa Lupita', 'end_user_ip', 'ci-deploy')
+    >>> title_text("casa lupita"), title_text("end_user_ip"), title_text("ci-deploy"), title_text("Salt and the Sea")
+    ('Casa Lupita', 'end_user_ip', 'ci-deploy', 'Salt and the Sea')
     """
     text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"")
     if not text or not re.search(r"[^\W\d_]", text):
         return None
     if (known := alias_of(text)) is not None:
         return known
+    if any(c.isupper() for c in text):
+        return text
     return " ".join(w[:1].upper() + w[1:] if w[:1].islower() and w.isalpha() else w for w in text.split(" "))
 
 

@@ -524,3 +524,83 @@ def test_a_name_a_naming_verb_gives_is_the_things_name_as_written(songs):
         run = run_pipeline(words, "songs")
         assert run.plan is not None, run.failure
         assert [(c.api, c.args["title"].value) for c in run.plan.calls] == [("add_song", title)], run.ir
+
+
+def _with_a_chart_of_either(tmp_path):
+    """A chart of songs or of albums, which its path's closed-set parameter says; its answer's list written with
+    no name (a defect of a published spec) and named by its example."""
+    spec = json.loads(json.dumps(SONGS))
+    spec["paths"]["/albums/{album_id}"] = {"get": {
+        "operationId": "getAlbum", "summary": "Show one album",
+        "parameters": [{"name": "album_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": _answer(SONG)}}
+    chart = {"type": "object", "properties": {"page": {"type": "integer"}, "": SONG}}
+    spec["paths"]["/hot/{kind}/{span}"] = {"get": {
+        "operationId": "hotItems", "summary": "What is hot",
+        "parameters": [{"name": "kind", "in": "path", "required": True,
+                        "schema": {"type": "string", "enum": ["all", "songs", "albums"]}},
+                       {"name": "span", "in": "path", "required": True,
+                        "schema": {"type": "string", "enum": ["day", "week"]}}],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {
+            "schema": chart, "examples": {"hot": {"value": {"page": 1, "items": [{"id": 3, "title": "x"}]}}}}}}}}}
+    path = tmp_path / "songs.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    root = tmp_path / "packs"
+    _, pack_spec, _, _ = import_openapi(path, root)
+    return root, pack_spec
+
+
+def test_a_list_of_whichever_resource_its_path_names_finds_the_ids_of_each(tmp_path):
+    """`/hot/{kind}/{span}` lists songs or albums: a list (no resource of its own: `hot` names no thing with
+    ids), whose answer's unnamed list is the example's `items`; it feeds the calls on songs and on albums, is
+    looked up where the words say its pick, and feeds only the resource its selector's words name."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
+    root, spec = _with_a_chart_of_either(tmp_path)
+    with using_packs_root(root):
+        pack = load_pack("songs")
+        hot = pack.spec.apis["hot_items"].rest
+        assert (hot.action, hot.resource, hot.finds, hot.picks) == ("list", "", "items[].id", ["hot"])
+        assert (hot.selector, hot.selects) == ("kind", {"songs": "song", "albums": "album"})
+        assert pack.spec.arguments["span"].synonyms["day"] and "today" in pack.spec.arguments["span"].synonyms["day"]
+        fed = {consumer for producer, consumer, _ in dataflow_edges(spec) if producer == "hot_items"}
+        assert {"get_lyrics", "get_album"} <= fed
+        words = "the lyrics of today's hot song"
+        assert lookup_goals(pack, ["get_lyrics"], {"get_lyrics": words}) == {"hot_items": "get_lyrics"}
+        assert lookup_goals(pack, ["get_lyrics"], {"get_lyrics": "the lyrics of Blue Moon"}) == {
+            "search_songs": "get_lyrics"}
+        goals = ["get_lyrics", "get_album", "hot_items"]
+        both = "the lyrics of today's hot songs and an album"
+        grammar = ir_grammar(pack, both, date(2026, 5, 4), goals, fixed=True, sources=[both] * 3,
+                             contexts=[""] * 3, lookups=frozenset({"hot_items"}))
+        assert 'v_song_id_1 ::= "g3"' in grammar  # the chart of songs gives the lyrics their song
+        assert "v_album_id_2" not in grammar  # and the album nothing: it lists no albums here
+        plan = _planned(pack, '_goal(g1, get_lyrics).\n_song_id(g1, g2).\n_goal(g2, hot_items).\n'
+                              '_kind(g2, "songs").\n_span(g2, "day").\n', ["hot_items"])
+        assert [c.api for c in plan.calls] == ["hot_items", "get_lyrics"] and plan.calls[1].args["song_id"].ref == 0
+
+
+def test_a_list_the_words_qualify_only_is_what_they_ask_for(tmp_path):
+    """"the *most* top rated song *right now*" asks for the list (lexicon/pick_qualifiers.yaml); words that ask
+    more of the song ("its lyrics") ask for the call that gives that."""
+    from pipeline.retrieval.retrievers import get_retriever
+
+    with using_packs_root(_with_a_chart(tmp_path)):
+        retriever = get_retriever(load_pack("songs"))
+        assert [g.goal for g in retriever.by_clause("which is the most top rated song right now?")] == ["top_rated_songs"]
+        assert [g.goal for g in retriever.by_clause("the lyrics of the most top rated song right now")] == ["get_lyrics"]
+
+
+def test_a_name_joined_by_and_is_one_value(songs):
+    """"Salt and the Sea" is one title, not two (lexicon/title_joins.yaml), kept as its writer cased it."""
+    from datetime import date
+
+    from pipeline.language.readers import value_readings
+
+    pack, _ = songs
+    read = value_readings(pack, "find the song Salt and the Sea", date(2026, 5, 4))["query"]
+    assert [r.value for r in read.items] == ["Salt and the Sea"]
+    read = value_readings(pack, "find the song salt and the sea by Ana Ruiz", date(2026, 5, 4))["query"]
+    assert "Salt and the Sea" not in [r.value for r in read.items]  # no capitals: no name joined
