@@ -139,15 +139,11 @@ _WRAPPER_TAILS = {"request", "response", "options", "fields", "body", "input", "
                   "model", "args"}
 
 
-ANSWER_WORDS = 12  # at most this many of an answer's fields describe an operation to retrieval
-
-
 def _answer_words(operation: Operation) -> list[str]:
-    """What an operation's answer holds, as words for retrieval: its fields but identifiers (a film's credits:
-    `cast`, `crew`; its images: `backdrops`, `logos`, `posters`), the first ANSWER_WORDS. Measured on the
-    one-call requests of eval-openapi's six specs and RestBench TMDB (best goal for the words): 119 -> 125 of
-    208 with a document of these words beside each operation's own."""
-    return [word for word in map(snake, operation.answer_fields) if not ID_FIELD.search(word)][:ANSWER_WORDS]
+    """What an operation's answer holds: its fields but identifiers (a film's credits: `cast`, `crew`; its
+    images: `backdrops`, `logos`, `posters`); retrieval reads the first few (`retrievers.DESCRIBED_ANSWERS`),
+    a question about one field finds the call that answers it by all of them."""
+    return [word for word in map(snake, operation.answer_fields) if not ID_FIELD.search(word)]
 
 
 def _owner_word(owner: str) -> str:

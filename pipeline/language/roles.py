@@ -18,7 +18,8 @@ from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, word_list
 from pipeline.values.normalizers import _stem
 
 _LINKS = word_list("role_links")
-_GRAMMAR = {_stem(w) for w in word_list("function_words") | EDGE_WORDS}
+_SMALL = word_list("function_words") | EDGE_WORDS  # the language's own words ("show" is no such word: a noun too)
+_GRAMMAR = {_stem(w) for w in _SMALL}
 _CLAUSE_LINKS = word_list("relative_pronouns")  # ... followed by the verb of the clause ("that produced")
 # A request's opening verb that asks for what follows and changes nothing ("list", "show"): no more asked.
 _BARE_ASKING = word_list("request_verbs") - {w for change in ("create", "update", "delete")
@@ -50,8 +51,9 @@ class RolePhrase:
 
 
 def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> RolePhrase | None:
-    """The first of `nouns` in the words followed by a word that joins it to what it belongs to; `plain`:
-    words that are no part of a title though written in capitals (the API's own nouns: "TV").
+    """The first of `nouns` in the words followed by a word that joins it to what it belongs to, or said as
+    someone's ("Ana Ruiz's film": it belongs to Ana Ruiz); `plain`: words that are no part of a title though
+    written in capitals (the API's own nouns: "TV").
 
     >>> p = role_phrase("Tell me the date of birth of the main actor of the film Heat?", {"actor"})
     >>> p.noun, p.belongs, p.rest
@@ -68,12 +70,22 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
     False
     >>> role_phrase("List the films of the Blue Moon collection", {"film"}, {"collection"}).asks_more(set())
     False
+    >>> p = role_phrase("Tell me about Ana Ruiz's latest film, please", {"film"})
+    >>> p.noun, p.belongs, p.before, p.after, p.titled
+    ('film', 'Ana Ruiz', 'Tell me about', ', please', True)
+    >>> role_phrase("Tell me about Ana Ruiz's latest film awards", {"film"}) is None
+    True
+    >>> role_phrase("What is Ana Ruiz's best TV show?", {"tv"}) is None
+    True
     >>> role_phrase("the films of Ana Ruiz", {"actor"}) is None
     True
     """
     tokens = list(_TOKEN.finditer(words))
     folded = {_stem(n.lower()) for n in nouns}
+    owned = _owned(tokens, folded)
     for i, token in enumerate(tokens[:-2]):
+        if owned is not None and owned.start() < token.start():
+            break  # a possessive first ("Ana Ruiz's films of 2020")
         if _stem(token.group().lower()) not in folded or tokens[i + 1].group().lower() not in _LINKS:
             continue
         first = i  # the words that qualify the role ("lead") are the role's
@@ -84,7 +96,42 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
         end, titled = _title_end(tokens, k, plain)
         return RolePhrase(token.group(), words[tokens[i + 1].end():end].strip(),
                           words[:tokens[first].start()].strip(), words[end:].strip(), titled)
+    return None if owned is None else _possessive(words, tokens, owned)
+
+
+_POSSESSIVE = re.compile(r"['’]s$|s['’]$")
+
+
+def _owned(tokens: list[re.Match], folded: set[str]) -> re.Match | None:
+    """The first of the nouns said as someone's ("Ana Ruiz's *films*", "Ana Ruiz's latest *film*"): after a
+    capitalised possessive, with at most two words that qualify it between them, and the last word of its
+    phrase: in "Ana Ruiz's film awards" the film qualifies the noun after it."""
+    for i, token in enumerate(tokens):
+        if _stem(token.group().lower()) not in folded:
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1].group().lower() not in _SMALL | _LINKS and \
+                not re.search(r"[,.;:!?]", token.string[token.end():tokens[i + 1].start()]):
+            continue
+        for k in range(i - 1, max(i - 4, -1), -1):
+            word = tokens[k].group()
+            if _POSSESSIVE.search(word):
+                return token if word[0].isupper() else None
+            if word.lower() in FUNCTION_WORDS or word[0].isupper():
+                break
     return None
+
+
+def _possessive(words: str, tokens: list[re.Match], noun: re.Match) -> RolePhrase:
+    """The role phrase of a noun said as someone's: what it belongs to is the capitalised run before the
+    possessive, without its "'s"."""
+    i = tokens.index(noun)
+    k = next(k for k in range(i - 1, -1, -1) if _POSSESSIVE.search(tokens[k].group()))
+    first = k
+    while first > 0 and tokens[first - 1].group()[0].isupper():
+        first -= 1
+    owner = words[tokens[first].start():tokens[k].end()]
+    return RolePhrase(noun.group(), _POSSESSIVE.sub("", owner), words[:tokens[first].start()].strip(),
+                      words[noun.end():].strip(), True)
 
 
 def _title_end(tokens: list[re.Match], start: int, plain: set[str]) -> tuple[int, bool]:

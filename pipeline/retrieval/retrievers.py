@@ -25,7 +25,7 @@ from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified
+from pipeline.packs.rest import identified, singular
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
@@ -66,6 +66,10 @@ DESCRIBED_FIRST_THRESHOLD = 0.26
 # A clause that asks only by being a bare noun phrase ("not sure of the amount yet") names a goal only above this.
 BARE_PHRASE_THRESHOLD = 0.45
 MAX_GOALS = 3
+# At most this many of a REST call's answer fields describe it to retrieval. Measured on the one-call requests
+# of eval-openapi's six specs and RestBench TMDB (best goal for the words): 119 -> 125 of 208 with a document
+# of these words beside each operation's own.
+DESCRIBED_ANSWERS = 12
 # A word rarer than this in English and not the pack's own is read as a misspelling of the pack word it is
 # closest to ("expnse" is "expense"), if one is close enough.
 MISSPELLING_ZIPF = 2.0
@@ -143,7 +147,8 @@ def goal_documents(pack: Pack, exclude: frozenset[str] = frozenset()) -> list[tu
             docs.append((name, f"{summary}. {pack.spec.description}"))
         rest = pack.spec.apis[goal.api].rest
         if rest is not None and rest.answers:  # what a REST call answers with ("cast, crew") says what it is for
-            docs.append((name, f"{summary}. Answers with {', '.join(a.replace('_', ' ') for a in rest.answers)}"))
+            described = rest.answers[:DESCRIBED_ANSWERS]
+            docs.append((name, f"{summary}. Answers with {', '.join(a.replace('_', ' ') for a in described)}"))
         docs += [(name, example) for example in goal.examples if example not in exclude]
     return docs
 
@@ -388,16 +393,25 @@ class Retriever:
         """A thing no call takes an id of, asked of a titled other one ("the genres of the film Heat"): it is
         part of that one's answer, not the list of all of them: the read, of the thing the words name (else of
         any), whose answer has a field of that name (`RestSemantics.answers`), the one the words rank best. Only
-        over a goal on no one thing (a list of all genres): a call on one thing chosen for the words stands."""
-        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
-        if not phrase.titled or any(identified(a) for a in api.arguments if a not in api.optional):
-            return []  # retrieval chose a call on one thing: it stands
+        over a goal on no one thing (a list of all genres), or on one thing the words do not name and whose answer
+        has no such field ("Ana Ruiz's birthday" is in no show's reviews): a call on one thing chosen for the
+        words that names or answers them stands."""
         noun = _stem(phrase.noun.lower())
+
+        def has_the_field(rest) -> bool:
+            return rest is not None and any(_stem(w) == noun for field in rest.answers for w in field.split("_"))
+        api, rest = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api], self._rest(chosen.goal)
+        on_one = any(identified(a) for a in api.arguments if a not in api.optional)
+        on_path = {singular(part) for part in re.findall(r"[a-z]+", re.sub(r"\{[^}]*\}", "", api.http.path.lower()))} \
+            if api.http is not None else set()  # what the call is on: each resource its path goes through
+        named = rest is None or resources_named({rest.resource} | on_path & self._resources, chosen.source) or \
+            rest.resource in PERSON_NOUNS and names_a_person(chosen.source)
+        if not phrase.titled or on_one and (named or has_the_field(rest)):
+            return []  # retrieval chose a call on one thing the words name, or that answers them: it stands
         reads = {}
         for name in self.pack.requestable_goals():
             api, rest = self.pack.spec.apis[self.pack.spec.goals[name].api], self._rest(name)
-            if rest is None or rest.action != "read" or api.effects or \
-                    not any(_stem(w) == noun for field in rest.answers for w in field.split("_")):
+            if rest is None or rest.action != "read" or api.effects or not has_the_field(rest):
                 continue
             if any(identified(a) == rest.resource for a in api.arguments if a not in api.optional):
                 reads[name] = rest.resource
@@ -514,9 +528,11 @@ class Retriever:
 
     @cached_property
     def _answer_words(self) -> set[str]:
-        """The words of the fields reads of one thing answer with ("genres", "place_of_birth"), but grammar's."""
+        """The words of the fields reads of one thing answer with ("genres", "place_of_birth"), but grammar's: of the
+        first fields each (those retrieval reads too)."""
         return {w for api in self.pack.spec.apis.values() if api.rest is not None and api.rest.action == "read"
-                for field in api.rest.answers for w in field.lower().split("_") if w.isalpha()} - FUNCTION_WORDS
+                for field in api.rest.answers[:DESCRIBED_ANSWERS] for w in field.lower().split("_") if w.isalpha()} \
+            - FUNCTION_WORDS
 
     @cached_property
     def _resources(self) -> set[str]:

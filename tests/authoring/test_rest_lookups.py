@@ -604,3 +604,19 @@ def test_a_name_joined_by_and_is_one_value(songs):
     assert [r.value for r in read.items] == ["Salt and the Sea"]
     read = value_readings(pack, "find the song salt and the sea by Ana Ruiz", date(2026, 5, 4))["query"]
     assert "Salt and the Sea" not in [r.value for r in read.items]  # no capitals: no name joined
+
+
+def test_a_field_asked_of_a_named_thing_is_read_where_an_answer_has_it(records):
+    """"Blue Note's country": no call on one song answers with a country and the words name no song, so the
+    read whose answer has it (a label's) is asked; a call the words name, or one whose answer has the field,
+    stands."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    pack, _ = records
+    retriever = get_retriever(pack)
+    asked = retriever._through_a_role(ScoredGoal("get_song", 0.4, "Tell me about Blue Note's country"), retriever.rank)
+    assert [g.goal for g in asked] == ["get_label"] and asked[0].chosen_by == "the country in the answer of a label"
+    named = ScoredGoal("get_song", 0.4, "Tell me about the song Blue Note's country")
+    assert retriever._through_a_role(named, retriever.rank) == []
+    answers = ScoredGoal("get_label", 0.4, "Tell me about Blue Note's country")
+    assert retriever._through_a_role(answers, retriever.rank) == []
