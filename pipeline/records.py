@@ -119,6 +119,7 @@ class ClauseAnalysis(BaseModel):
                                                     "(a bare noun phrase), tells (context)")
     refers_back: bool = False
     goals: list[dict] = Field([], description="the best goals for its words: goal, score")
+    refused: str = Field("", description="why its words name no call though they ask: a deed the API does not do")
 
 
 class ValueAnalysis(BaseModel):

@@ -53,7 +53,8 @@ def _check(run: Run, pack: Pack) -> None:
 
 def _materialize(run: Run, pack: Pack) -> None:
     run.materialized = materialize(run.checked_ir, pack, run.today, settings().clingo_timeout_s)
-    require_plannable(run.materialized)
+    refused = [c.refused for c in run.analysis.clauses if c.refused] if run.analysis else []
+    require_plannable(run.materialized, "; ".join(refused))
 
 
 def _compile(run: Run, pack: Pack) -> None:

@@ -44,12 +44,13 @@ def resources_named(resources, words: str) -> set[str]:
 
 
 def picks_said(rest: RestSemantics | None, words: str) -> int:
-    """How many words of a list's picks the words say, when they say every one but function words (0 when
-    they do not, or the list has none).
+    """How many words of a list's picks the words say, when they say every one in order (0 when they do not,
+    or the list has none): the more of them, the surer which list ("the most popular show on the air" says
+    more of `/tv/on_the_air`'s picks than of `/tv/popular`'s).
 
     >>> rest = RestSemantics(action="list", resource="tv", finds="results[].id", picks=["on", "the", "air"])
     >>> picks_said(rest, "the cast of a show on the air"), picks_said(rest, "a show on tv"), picks_said(rest, "its air date")
-    (1, 0, 0)
+    (3, 0, 0)
     """
     if rest is None or rest.action != "list" or not rest.finds or not rest.picks:
         return 0
@@ -58,7 +59,7 @@ def picks_said(rest: RestSemantics | None, words: str) -> int:
     # the picks in their order, a word at most between two ("best-ever rated"): "air date" is no "on the air"
     width = 2 * len(rest.picks) - 1
     every = [_stem(w) for w in rest.picks]
-    return len(content) if content and any(_in_order(every, said[i:i + width]) for i in range(len(said))) else 0
+    return len(every) if content and any(_in_order(every, said[i:i + width]) for i in range(len(said))) else 0
 
 
 def picked_words(rest: RestSemantics | None) -> list[str]:

@@ -22,15 +22,15 @@ import numpy as np
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.names import names_a_person
 from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
-from pipeline.language.picks import content_stems, picks_said, resources_named
+from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified, singular
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, names_nothing, question_kind, restates,
-    states_value, topic, without_topic, words,
+    REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, imperative_verb, names_nothing,
+    object_words, question_kind, restates, states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT, _stem
@@ -96,6 +96,11 @@ class ScoredGoal:
 
 _LIGHT_VERBS = word_list("light_verbs")
 PICK_QUALIFIERS = word_list("pick_qualifiers")  # "the *most* popular": a pick qualified, nothing more asked
+# Verbs that name no deed of their own ("show", "find", "add", "delete"): whatever API is asked, its object says
+# what for; any other verb a request opens with is a deed the API must document (`deed_not_done`).
+GENERAL_VERBS = word_list("general_verbs") | {w for action in ("search", "create", "update", "delete")
+                                              for w in word_list("operation_words", action)}
+CHANGE_VERBS = word_list("change_verbs")  # "book a visit": the API's if a visit is one of its things
 
 
 VERB_RANKS = 5  # how far down a clause's ranking a change its verb asks for is looked for
@@ -297,6 +302,9 @@ class Retriever:
             or self._by_clause(query, first_threshold, clause_threshold, max_goals, whole_judged=False)
         for g in goals:
             g.source = as_written(query, g.source)
+        if goals and self.pack.is_rest_api:  # a clause that asks for a deed the API does not do names no call
+            refused = [c.lower() for c in self.clauses(query) if self.deed_not_done(c)]
+            goals = [g for g in goals if not any(g.source.lower().startswith(c) for c in refused)]
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
             rank = lru_cache(maxsize=None)(self.rank)  # a clause's words are ranked once, for both judges
@@ -488,8 +496,8 @@ class Retriever:
     def _the_picks_say(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """A list with picks chosen for words that do not say them ("the most played album" is no newest one)
         is not the list asked for: the list of the same resource whose picks the words say, else the best of
-        the goals the words rank best (VERB_RANKS) on that resource that is no list with picks (the one
-        named is then looked up)."""
+        the goals the words rank best (VERB_RANKS) on that resource that is no list with picks, the first whose
+        own path words the words say before any other (the one named is then looked up)."""
         rest = self._rest(chosen.goal)
         if rest is None or rest.action != "list" or not rest.picks or picks_said(rest, words):
             return chosen
@@ -500,11 +508,19 @@ class Retriever:
                 said, best = n, name
         if best is not None:
             return ScoredGoal(best, chosen.score, chosen.source, chosen.context, "the picks said")
-        for other in rank(words)[:VERB_RANKS]:
-            theirs = self._rest(other.goal)
-            if theirs is not None and theirs.resource == rest.resource and not (theirs.action == "list" and theirs.picks):
-                return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "no picks said")
+        others = [other for other in rank(words)[:VERB_RANKS] if (theirs := self._rest(other.goal)) is not None
+                  and theirs.resource == rest.resource and not (theirs.action == "list" and theirs.picks)]
+        said = stems(words)  # of those, first one whose own path words the words say ("similar" of `/{id}/similar`)
+        other = next((o for o in others if self._path_words(o.goal) & said), others[0] if others else None)
+        if other is not None:
+            return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "no picks said")
         return chosen
+
+    def _path_words(self, goal: str) -> set[str]:
+        """The folded words of a goal's path after its first identifier (`/tv/{tv_id}/similar` -> similar)."""
+        api = self.pack.spec.apis[self.pack.spec.goals[goal].api]
+        tail = _after_the_identifier(api.http.path) if api.http is not None else None
+        return {_stem(w) for w in re.findall(r"[a-z]+", re.sub(r"\{[^}]*\}", "", (tail or "").lower()))}
 
     def _the_person_named(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
         """A list or a search of a resource chosen for words that write a person's name and name no other
@@ -856,6 +872,37 @@ class Retriever:
         return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s))
                 for c, s, x in zip(chosen, sources, contexts)][:max_goals]
 
+    def deed_not_done(self, clause: str) -> str | None:
+        """For a REST API, the verb a clause's imperative opens with (`speech_acts.imperative_verb`) where it
+        asks for a deed of its own (it is none of `GENERAL_VERBS`) that nothing in the API's documentation
+        names (no word of its operations' names, descriptions, arguments or answers begins as the verb does:
+        "recommend" has "recommendations"), nor, for a verb of a change (`change_verbs`: "book", "take ...
+        off"), a word of its object one of the API's things: the API does not do it ("refund my order" of a
+        pet store, "play some jazz" or "start a timer" of a task board). None where the API may do what the
+        clause asks."""
+        if not self.pack.is_rest_api:
+            return None
+        verb = imperative_verb(clause)
+        if verb is None or verb in GENERAL_VERBS:
+            return None
+        stem = _stem(verb)
+        if any(w.startswith(stem) or len(w) >= 4 and stem.startswith(w) for w in self._documented):
+            return None
+        if verb in CHANGE_VERBS and stems(object_words(clause, verb)) & self._things:
+            return None  # "book a visit" of an API with visits: a change to one of its things
+        return verb
+
+    @cached_property
+    def _things(self) -> frozenset[str]:
+        """The folded words of the API's resources and of its arguments' names (what a request's object may be)."""
+        return frozenset({_stem(r) for r in self._resources} |
+                         {_stem(w) for a in self.pack.spec.arguments for w in a.split("_") if len(w) > 2} - {"id"})
+
+    @cached_property
+    def _documented(self) -> frozenset[str]:
+        """The stems of the words of the pack's goal documents (what its operations are named and described by)."""
+        return frozenset(_stem(w) for text in self.doc_texts for w in re.findall(r"[a-z]+", text.lower()))
+
     def clause_analysis(self, query: str, top: int = 3) -> list[ClauseAnalysis]:
         """Each clause of the request: what it does (asks, a bare phrase, tells), whether it points back, and
         its best goals with their scores, as `by_clause` judges them (without the clause's values)."""
@@ -863,8 +910,10 @@ class Retriever:
         for clause in classify(self.clauses(query), self.speech):
             ranked = self._ranked(without_values(clause.text), clause.text)[0][:top]
             act = "tells" if not clause.asks else "phrase" if clause.bare else "asks"
+            deed = self.deed_not_done(clause.text)
             out.append(ClauseAnalysis(text=clause.text, act=act, refers_back=clause.refers_back,
-                                      goals=[{"goal": g.goal, "score": round(g.score, 4)} for g in ranked]))
+                                      goals=[{"goal": g.goal, "score": round(g.score, 4)} for g in ranked],
+                                      refused=f"the API documents nothing that would {deed!r}" if deed else ""))
         return out
 
     def _one_goal(self, query: str, threshold: float) -> list[ScoredGoal]:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from pipeline.language.words import pack_word_list, word_list
+from pipeline.language.words import FUNCTION_WORDS, pack_word_list, word_list
 from pipeline.values.spans import without_values
 
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
@@ -140,6 +140,7 @@ weeks month months quarter year years season""".split())
 _SOMEONE = frozenset("someone somebody a an the them him her my our".split())
 _PARTICLES = frozenset("up out off down over away along behind around through".split())
 _DETERMINERS = frozenset("a an the my our your his her their this that these those".split())
+_OBJECT_OPENERS = word_list("asking_frames", "object_openers")  # "refund *my* order": a verb before it
 # Words between an article and "one" that count or place it rather than qualify it ("the only one", "a
 # table for one").
 _NOT_QUALIFYING = frozenset("for of to with in on at by only just".split())
@@ -201,6 +202,55 @@ def _one_for_a_thing(tokens: list[str]) -> bool:
     if before in _DETERMINERS | {"another", "any", "which"}:
         return earlier not in _NOT_QUALIFYING  # "just the one" counts
     return earlier in _DETERMINERS and before not in _NOT_QUALIFYING
+
+
+_POLITE = word_list("asking_frames", "polite")
+_MODALS = word_list("asking_frames", "modals")
+_ADDRESSEES = word_list("asking_frames", "addressees")
+
+
+def imperative_verb(text: str) -> str | None:
+    """The verb an imperative clause opens with, past its fillers, a please and a "can you", where its object
+    follows it as one does (an article, a possessive, a pronoun: "refund *my* order", "book *me* a cab"):
+    "refund" of "ok, can you please refund my order"; None where the clause opens with no verb of its own (a
+    question, a want, a statement) or with a word that may be a name ("Avatar versus Heat").
+
+    >>> imperative_verb("ok, can you please refund my order"), imperative_verb("Kindly play some jazz")
+    ('refund', 'play')
+    >>> imperative_verb("what is my balance?"), imperative_verb("I need a cab"), imperative_verb("order 12 please")
+    (None, None, None)
+    """
+    tokens = words(text)
+    i = _after_fillers(tokens)
+    while i < len(tokens) - 1 and tokens[i] in _POLITE:
+        i += 1
+    if i < len(tokens) - 2 and tokens[i] in _MODALS and tokens[i + 1] in _ADDRESSEES:
+        i += 2
+        while i < len(tokens) - 1 and tokens[i] in _POLITE:
+            i += 1
+    if i >= len(tokens):
+        return None
+    word, after = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else ""
+    if not word.isalpha() or word in QUESTION_OPENERS | SUBJECTS | SUBORDINATORS | FILLERS | _POLITE | FUNCTION_WORDS:
+        return None
+    return word if after in _OBJECT_OPENERS else None
+
+
+def object_words(text: str, verb: str) -> str:
+    """The words of the object after a clause's verb, past its opening words, to the first small word after
+    them: "the ticket price" of "drop the ticket price of event 5"; "number" of "take a number off the list".
+
+    >>> object_words("take a number off the safe list", "take"), object_words("book me a visit for Rex", "book")
+    ('number', 'visit')
+    """
+    tokens = words(text)
+    i = tokens.index(verb) + 1 if verb in tokens else len(tokens)
+    while i < len(tokens) and tokens[i] in _OBJECT_OPENERS:
+        i += 1
+    j = i
+    while j < len(tokens) and tokens[j] not in FUNCTION_WORDS | _PARTICLES:
+        j += 1
+    return " ".join(tokens[i:j])
 
 
 def requests_action(text: str, vocabulary: Vocabulary | None = None) -> bool:

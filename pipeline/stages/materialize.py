@@ -161,9 +161,10 @@ def _with_defaults(goal_id: str, api, bindings: dict[str, Binding], misread: set
     return out
 
 
-def require_plannable(materialized: Materialized) -> None:
-    """Error atoms and goal-less models end the run here, with the reason for the user."""
+def require_plannable(materialized: Materialized, why_not: str = "") -> None:
+    """Error atoms and goal-less models end the run here, with the reason for the user (`why_not`: what the
+    language analysis found the request asks that the domain does not do)."""
     if materialized.errors:
         raise StageError("materialize", "domain_error", "; ".join(materialized.errors))
     if not materialized.goals:
-        raise StageError("materialize", "out_of_domain", OUT_OF_DOMAIN)
+        raise StageError("materialize", "out_of_domain", f"{OUT_OF_DOMAIN}: {why_not}" if why_not else OUT_OF_DOMAIN)

@@ -213,7 +213,7 @@ def test_the_goal_head_says_a_request_is_the_apis_and_retrieval_says_which_call(
     from pipeline.retrieval.retrievers import get_retriever
 
     pack, _ = songs
-    words = "sing me the words of Hey Jude"
+    words = "the words of Hey Jude please"
     retriever = get_retriever(pack)
     head = linker_for(pack).goal_probabilities(words)
     assert retriever.rank(words)[0].score < retriever.first_threshold  # retrieval alone would refuse it
@@ -620,3 +620,22 @@ def test_a_field_asked_of_a_named_thing_is_read_where_an_answer_has_it(records):
     assert retriever._through_a_role(named, retriever.rank) == []
     answers = ScoredGoal("get_label", 0.4, "Tell me about Blue Note's country")
     assert retriever._through_a_role(answers, retriever.rank) == []
+
+
+def test_a_request_for_a_deed_the_api_does_not_document_is_refused_with_the_reason(songs):
+    """"refund my song" opens with a deed of its own that nothing in the songs API names: no call, and the
+    run says why; a general verb ("show") or a verb of a change ("remove", "add") leaves the API to judge
+    the request by its object."""
+    from pipeline.retrieval.retrievers import get_retriever
+    from pipeline.run import run_pipeline
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    assert retriever.deed_not_done("can you please refund my song Blue Moon") == "refund"
+    assert retriever.by_clause("can you please refund my song Blue Moon") == []
+    for words in ("show me the lyrics of the song Blue Moon", "remove the song Blue Moon", "add a song called Blue Moon"):
+        assert retriever.deed_not_done(words) is None and retriever.by_clause(words), words
+    clauses = retriever.clause_analysis("refund my song Blue Moon")
+    assert clauses[0].refused == "the API documents nothing that would 'refund'"
+    run = run_pipeline("refund my song Blue Moon", "songs", translator="hf")  # no call asked: no LLM either
+    assert run.failure.kind == "out_of_domain" and "'refund'" in run.failure.message
