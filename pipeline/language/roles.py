@@ -84,7 +84,7 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
     folded = {_stem(n.lower()) for n in nouns}
     owned = _owned(tokens, folded)
     for i, token in enumerate(tokens[:-2]):
-        if owned is not None and owned.start() < token.start():
+        if owned is not None and owned[0] < i:
             break  # a possessive first ("Ana Ruiz's films of 2020")
         if _stem(token.group().lower()) not in folded or tokens[i + 1].group().lower() not in _LINKS:
             continue
@@ -96,16 +96,17 @@ def role_phrase(words: str, nouns: set[str], plain: set[str] = frozenset()) -> R
         end, titled = _title_end(tokens, k, plain)
         return RolePhrase(token.group(), words[tokens[i + 1].end():end].strip(),
                           words[:tokens[first].start()].strip(), words[end:].strip(), titled)
-    return None if owned is None else _possessive(words, tokens, owned)
+    return None if owned is None else _possessive(words, tokens, *owned)
 
 
 _POSSESSIVE = re.compile(r"['’]s$|s['’]$")
 
 
-def _owned(tokens: list[re.Match], folded: set[str]) -> re.Match | None:
-    """The first of the nouns said as someone's ("Ana Ruiz's *films*", "Ana Ruiz's latest *film*"): after a
-    capitalised possessive, with at most two words that qualify it between them, and the last word of its
-    phrase: in "Ana Ruiz's film awards" the film qualifies the noun after it."""
+def _owned(tokens: list[re.Match], folded: set[str]) -> tuple[int, int] | None:
+    """(where, where its possessive is) of the first of the nouns said as someone's ("Ana Ruiz's *films*",
+    "Ana Ruiz's latest *film*"): after a capitalised possessive, with at most two words that qualify it
+    between them, and the last word of its phrase: in "Ana Ruiz's film awards" the film qualifies the noun
+    after it."""
     for i, token in enumerate(tokens):
         if _stem(token.group().lower()) not in folded:
             continue
@@ -115,18 +116,16 @@ def _owned(tokens: list[re.Match], folded: set[str]) -> re.Match | None:
         for k in range(i - 1, max(i - 4, -1), -1):
             word = tokens[k].group()
             if _POSSESSIVE.search(word):
-                return token if word[0].isupper() else None
+                return (i, k) if word[0].isupper() else None
             if word.lower() in FUNCTION_WORDS or word[0].isupper():
                 break
     return None
 
 
-def _possessive(words: str, tokens: list[re.Match], noun: re.Match) -> RolePhrase:
-    """The role phrase of a noun said as someone's: what it belongs to is the capitalised run before the
-    possessive, without its "'s"."""
-    i = tokens.index(noun)
-    k = next(k for k in range(i - 1, -1, -1) if _POSSESSIVE.search(tokens[k].group()))
-    first = k
+def _possessive(words: str, tokens: list[re.Match], i: int, k: int) -> RolePhrase:
+    """The role phrase of the noun at `i` said as someone's (the possessive at `k`): what it belongs to is the
+    capitalised run ending at the possessive, without its "'s"."""
+    noun, first = tokens[i], k
     while first > 0 and tokens[first - 1].group()[0].isupper():
         first -= 1
     owner = words[tokens[first].start():tokens[k].end()]

@@ -18,9 +18,15 @@ from pipeline.values.spans import TOKEN
 
 
 @lru_cache(maxsize=None)
+def _lexicon(name: str):
+    """`lexicon/<name>.yaml` as read, once."""
+    return yaml.safe_load(resources.files("pipeline.language").joinpath(f"lexicon/{name}.yaml").read_text("utf-8"))
+
+
+@lru_cache(maxsize=None)
 def word_list(name: str, part: str = "words") -> frozenset[str]:
     """The words of `lexicon/<name>.yaml`, lower case: its `words:` list, or another list of it (`part`)."""
-    raw = yaml.safe_load(resources.files("pipeline.language").joinpath(f"lexicon/{name}.yaml").read_text("utf-8"))
+    raw = _lexicon(name)
     words = raw.get(part) if isinstance(raw, dict) else None
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise ValueError(f"lexicon/{name}.yaml: a `{part}:` list of strings is expected")
@@ -34,7 +40,7 @@ def word_lists(name: str) -> dict[str, frozenset[str]]:
     >>> sorted(word_lists("period_values"))
     ['day', 'month', 'week', 'year']
     """
-    raw = yaml.safe_load(resources.files("pipeline.language").joinpath(f"lexicon/{name}.yaml").read_text("utf-8"))
+    raw = _lexicon(name)
     if not isinstance(raw, dict):
         raise ValueError(f"lexicon/{name}.yaml: lists by name are expected")
     return {part: word_list(name, part) for part in raw}

@@ -108,7 +108,7 @@ class RestSemantics(StrictModel):
     selector: str = Field("", description="a list of whichever resource one argument names (`/trending/{media_type}`): "
                                           "that argument")
     selects: dict[str, str] = Field({}, description="the selector's values -> the resource each lists (`tv` -> tv): "
-                                                    "a lookup of one of them sets the selector to its value")
+                                                    "it feeds only the ids of the resource its words name")
     answers: list[str] = Field([], description="what its answer holds (its fields but identifiers: a film's credits "
                                                "`cast`, `crew`): words retrieval matches a request with beside "
                                                "the operation's own")

@@ -410,7 +410,7 @@ class Retriever:
             return rest is not None and any(_stem(w) == noun for field in rest.answers for w in field.split("_"))
         api, rest = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api], self._rest(chosen.goal)
         on_one = any(identified(a) for a in api.arguments if a not in api.optional)
-        on_path = {singular(part) for part in re.findall(r"[a-z]+", re.sub(r"\{[^}]*\}", "", api.http.path.lower()))} \
+        on_path = {singular(part) for part in _path_literals(api.http.path)} \
             if api.http is not None else set()  # what the call is on: each resource its path goes through
         named = rest is None or resources_named({rest.resource} | on_path & self._resources, chosen.source) or \
             rest.resource in PERSON_NOUNS and names_a_person(chosen.source)
@@ -520,7 +520,7 @@ class Retriever:
         """The folded words of a goal's path after its first identifier (`/tv/{tv_id}/similar` -> similar)."""
         api = self.pack.spec.apis[self.pack.spec.goals[goal].api]
         tail = _after_the_identifier(api.http.path) if api.http is not None else None
-        return {_stem(w) for w in re.findall(r"[a-z]+", re.sub(r"\{[^}]*\}", "", (tail or "").lower()))}
+        return {_stem(w) for w in _path_literals(tail or "")}
 
     def _the_person_named(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
         """A list or a search of a resource chosen for words that write a person's name and name no other
@@ -1055,6 +1055,11 @@ def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
         if picks:
             out.append((name, picks))
     return out
+
+
+def _path_literals(path: str) -> list[str]:
+    """The words of a path but its parameters, lower case (`/tv/{tv_id}/top_rated` -> tv, top, rated)."""
+    return re.findall(r"[a-z]+", re.sub(r"\{[^}]*\}", "", path.lower()))
 
 
 def _after_the_identifier(path: str) -> str | None:
