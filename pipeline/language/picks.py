@@ -8,6 +8,7 @@ import re
 
 from pipeline.language.words import EDGE_WORDS, same_thing, word_list
 from pipeline.packs.pack import RestSemantics
+from pipeline.language.openings import opening_word
 from pipeline.values.normalizers import _stem
 
 _LANGUAGE = word_list("function_words") | EDGE_WORDS  # words of a path that pick nothing ("on the air": air)
@@ -32,15 +33,47 @@ def content_stems(text: str) -> set[str]:
 
 def resources_named(resources, words: str) -> set[str]:
     """The resources (REST nouns, `RestSemantics.resource`) whose noun the words say, folded, or a word for the
-    same thing (`lexicon/same_things.yaml`: a film is a movie).
+    same thing (`lexicon/same_things.yaml`: a film is a movie); a noun of several words said as they are
+    ("api key" of `api_key`) or run together ("pet type" of `pettype`). A resource said only inside another
+    one said is not named itself ("pet type 3" names no pet), nor one said only right before another, which
+    it qualifies ("a verification service" is a service), unless it is the verb the words open with ("order
+    pet 9").
 
     >>> sorted(resources_named({"album", "song", "label"}, "the labels of two albums"))
     ['album', 'label']
     >>> resources_named({"movie", "tv"}, "the director of the film Heat")
     {'movie'}
+    >>> sorted(resources_named({"pet", "pettype", "api_key", "key"}, "show pet type 3 and my API keys"))
+    ['api_key', 'pettype']
+    >>> sorted(resources_named({"verification", "service"}, "a verification service, then its verification"))
+    ['service', 'verification']
+    >>> resources_named({"verification", "service"}, "create a verification service")
+    {'service'}
+    >>> sorted(resources_named({"order", "pet"}, "please order pet 9"))
+    ['order', 'pet']
     """
-    said = stems(words) | {same_thing(w) for w in re.findall(r"[a-z]+", words.lower())}
-    return {r for r in resources if _stem(r) in said or same_thing(r) in said}
+    tokens = re.findall(r"[a-z]+", words.lower())
+    said = [{_stem(w), same_thing(w)} for w in tokens]  # each word, folded, and its group's word
+    run = [{_stem(a + b)} for a, b in zip(tokens, tokens[1:])]  # two words run together
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for resource in resources:
+        parts = resource.split("_")
+        if len(parts) > 1:
+            found = [(i, i + len(parts)) for i in range(len(tokens) - len(parts) + 1)
+                     if all(_stem(p) in said[i + k] for k, p in enumerate(parts))]
+        else:
+            forms = {_stem(resource), same_thing(resource)}
+            found = [(i, i + 1) for i, w in enumerate(said) if forms & w] + \
+                    [(i, i + 2) for i, w in enumerate(run) if forms & w]
+        if found:
+            spans[resource] = found
+    others = {r: [span for o, theirs in spans.items() if o != r for span in theirs] for r in spans}
+    inside = {r for r, found in spans.items()  # "pet" in "pet type"
+              if all(any(a <= s and e <= b and (a, b) != (s, e) for a, b in others[r]) for s, e in found)}
+    verb = opening_word(words)[0]  # "order pet 9": a verb before a noun qualifies nothing
+    modifying = {r for r, found in spans.items()  # "verification" of "verification service": English puts the head last
+                 if all(any(a == e for a, _ in others[r]) and tokens[s] != verb for s, e in found)}
+    return set(spans) - inside - modifying
 
 
 def picks_said(rest: RestSemantics | None, words: str) -> int:

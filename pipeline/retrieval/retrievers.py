@@ -21,6 +21,7 @@ import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.names import names_a_person
+from pipeline.language.openings import opening_word
 from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
@@ -29,8 +30,8 @@ from pipeline.packs.rest import identified, singular
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
-    REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, imperative_verb, names_nothing,
-    object_words, question_kind, restates, states_value, topic, without_topic, words,
+    QUESTION_OPENERS, REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, imperative_verb,
+    names_nothing, object_words, question_kind, restates, states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT, _stem
@@ -98,12 +99,12 @@ _LIGHT_VERBS = word_list("light_verbs")
 PICK_QUALIFIERS = word_list("pick_qualifiers")  # "the *most* popular": a pick qualified, nothing more asked
 # Verbs that name no deed of their own ("show", "find", "add", "delete"): whatever API is asked, its object says
 # what for; any other verb a request opens with is a deed the API must document (`deed_not_done`).
-GENERAL_VERBS = word_list("general_verbs") | {w for action in ("search", "create", "update", "delete")
+GENERAL_VERBS = word_list("general_verbs") | {w for action in ("search", "read", "create", "update", "delete")
                                               for w in word_list("operation_words", action)}
 CHANGE_VERBS = word_list("change_verbs")  # "book a visit": the API's if a visit is one of its things
 
 
-VERB_RANKS = 5  # how far down a clause's ranking a change its verb asks for is looked for
+VERB_RANKS = 5  # how far down a clause's ranking another call for its words (a role's, a list's) is looked for
 _CHANGES = ("create", "update", "delete")
 
 
@@ -115,9 +116,43 @@ def verb_action(words: str) -> str | None:
     ('create', 'delete', None)
     """
     tokens = {t.lower() for t in re.findall(r"[A-Za-z]+", words)}
-    named = {action for action in _CHANGES for word in word_list("operation_words", action)
-             if tokens & {word, word + "s", word + "d", word + "ed", word + "ing", word.rstrip("e") + "ing"}}
+    named = {action for action in _CHANGES for word in word_list("operation_words", action) if tokens & _inflections(word)}
     return named.pop() if len(named) == 1 else None
+
+
+def _inflections(word: str) -> set[str]:
+    return {word, word + "s", word + "d", word + "ed", word + "ing", word.rstrip("e") + "ing"}
+
+
+_READS = ("read", "list", "search")
+
+
+def asked_action(words: str) -> tuple[str | None, bool]:
+    """The kind of call the words ask for, and whether their opening says it (a verb or a question the
+    request opens with, `speech_acts.opening_word`; a phrasal verb of two words, "set up", before its first
+    word) rather than a word of a change somewhere in them
+    (`verb_action`). An opening verb of a change names that change ("rename specialty 2"); one of reading
+    (`operation_words` read and search: "pull up order 3") or a question ("is the number on the list?") asks
+    for a read, unless it names a change ("can we delete it?").
+
+    >>> asked_action("rename specialty 2 to surgery"), asked_action("pull up order 3"), asked_action("is 5 free?")
+    (('update', True), ('read', True), ('read', True))
+    >>> asked_action("could we delete order 5?"), asked_action("a new customer, add him"), asked_action("order 5")
+    (('delete', True), ('create', False), (None, False))
+    >>> asked_action("set up a webhook"), asked_action("get me registered")  # a phrasal verb; a participle's deed
+    (('create', True), ('create', False))
+    """
+    opening, after = opening_word(words)
+    if opening is not None:
+        for action in (*_CHANGES, "read", "search"):
+            verbs = word_list("operation_words", action)
+            if f"{opening} {after}" in verbs or opening in {f for w in verbs for f in _inflections(w)}:
+                if action in ("read", "search") and after.endswith("ed"):
+                    break  # "get me onboarded": the deed is the participle's
+                return ("read" if action == "search" else action), True
+        if opening in QUESTION_OPENERS:
+            return verb_action(words) or "read", True
+    return verb_action(words), False
 
 
 def _says_its_verb(goal: str, words: str) -> bool:
@@ -325,9 +360,15 @@ class Retriever:
         """A REST pack's goal, judged in turn by the verb, the resource the words name, a person they name
         (whose things a list of all is not: "the best rated film of Ana Ruiz"), the picks they say, and what a
         chosen list leads to."""
-        chosen = self._the_resource_said(self._the_verb_says(chosen, rank), words)
+        chosen = self._the_resource_said(self._the_one_named(self._the_verb_says(chosen, rank), rank), words)
         chosen = self._the_picks_say(self._the_person_named(chosen, words), words, rank)
         return self._what_the_list_leads_to(chosen, rank)
+
+    def _the_clause_says(self, top: ScoredGoal, clause: str) -> ScoredGoal:
+        """A clause's best goal of a REST API, judged by the clause's own verb and the resource it names
+        ("create a verification service, then start a verification with it": a service, then a verification)."""
+        said = self._the_resource_said(self._the_verb_says(ScoredGoal(top.goal, top.score, clause), self.rank), clause)
+        return top if said.goal == top.goal else ScoredGoal(said.goal, top.score, top.source, chosen_by=said.chosen_by)
 
     def _rest(self, goal: str):
         return self.pack.spec.apis[self.pack.spec.goals[goal].api].rest
@@ -432,52 +473,80 @@ class Retriever:
                                                    f"the {phrase.noun} in the answer of a {reads[best]}")]
 
     def _what_it_points_back_at(self, query: str, goals: list[ScoredGoal], max_goals: int) -> list[ScoredGoal]:
-        """A clause that asks and points back ("and then show me that owner", "then delete it") asks for the
-        call its verb names (`verb_action`; none: a read) on the thing the goal before it makes or finds:
-        of the operations on that goal's resource, the one with that action that takes the resource's id
-        (the earlier goal's output then feeds it). Only where no goal's words begin with the clause."""
+        """A clause that asks and points back ("and then show me that owner", "then delete it", "then show me
+        its status", `lexicon/pointing_words.yaml`) asks for the call its verb names (`asked_action`; none: a
+        read) on the thing the goal before it makes or finds: of the operations on that goal's resource, the
+        one with that action that takes the resource's id (the earlier goal's output then feeds it). Only where
+        no goal's words begin with the clause."""
         def place(words: str) -> int:
             return max(query.find(words), 0)
         for clause in classify(self.clauses(query), self.speech):  # what each clause does; no ranking needed
-            if len(goals) >= max_goals or not clause.asks or clause.bare or not clause.refers_back:
+            if len(goals) >= max_goals or not clause.asks or clause.bare:
                 continue
             if any(place(g.source) == place(clause.text) for g in goals):
                 continue  # the clause's own words chose a goal
             before = [g for g in goals if place(g.source) < place(clause.text)]
             earlier = self._rest(before[-1].goal) if before else None
-            if earlier is None or not earlier.resource:
+            if earlier is None or not earlier.resource or not (clause.refers_back or _points_at(clause.text, earlier.resource)):
                 continue
-            action = verb_action(clause.text) or "read"
+            action = asked_action(clause.text)[0] or "read"
             follow = next((name for name, goal in self.pack.spec.goals.items()
                            if name not in {g.goal for g in goals} and (rest := self._rest(name)) is not None
                            and rest.action == action and rest.resource == earlier.resource
-                           and any(identified(a) == earlier.resource for a in self.pack.spec.apis[goal.api].arguments)),
+                           and any(_identifies(a, earlier.resource) for a in self.pack.spec.apis[goal.api].arguments)),
                           None)
             if follow is not None:
                 goals = [*goals, ScoredGoal(follow, 0.0, clause.text, chosen_by=f"points back ({action})")]
         return goals
 
     def _the_verb_says(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
-        """A REST operation that changes nothing is not taken for words whose verb asks for a change ("add a
-        customer", "delete order 12"): of the goals its words rank best (VERB_RANKS), the first with the
-        action the verb names (`lexicon/operation_words.yaml`) and the same resource is taken instead."""
+        """A REST operation whose kind of call is not the one the words ask for (`asked_action`) is not taken:
+        of the operations on the same resource, the first the words rank with that kind is taken instead
+        ("pull up order 3" is no order placed; "rename specialty 2" no specialty added). A change named only
+        somewhere in the words (not by their opening) moves only a read to it ("a new customer, add him"); an
+        operation whose own name says the words' opening verb stands ("check the code": a check)."""
         rest = self._rest(chosen.goal)
-        if rest is None or rest.action not in ("read", "list", "search"):
+        if rest is None or not rest.resource:
             return chosen
-        asked = verb_action(chosen.source)
-        if asked is None:
+        asked, opens = asked_action(chosen.source)
+        if asked is None or rest.action == asked or asked == "read" and rest.action in _READS:
             return chosen
-        for other in rank(chosen.source)[:VERB_RANKS]:
+        if not opens and rest.action not in _READS:
+            return chosen
+        if opens and _stem(opening_word(chosen.source)[0] or "") in {_stem(w) for w in chosen.goal.split("_")}:
+            return chosen
+        for other in rank(chosen.source):
             theirs = self._rest(other.goal)
-            if theirs is not None and theirs.action == asked and theirs.resource == rest.resource:
+            if theirs is not None and theirs.resource == rest.resource and \
+                    (theirs.action == asked or asked == "read" and theirs.action in _READS):
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
+        return chosen
+
+    def _the_one_named(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A list or a search chosen for words that give one thing's identifier after its name ("show pet
+        type 3", `values.named_before`; not "the top-1 rated film") asks for that thing: the read of one on
+        the same resource that takes the identifier given, the best ranked."""
+        rest = self._rest(chosen.goal)
+        if rest is None or rest.action not in ("list", "search") or not rest.resource or \
+                not re.search(r"\d", chosen.source):  # an identifier written has a digit: the values are read only then
+            return chosen
+        given = self._identifiers_named(chosen.source)
+        if not given:
+            return chosen
+        for other in rank(chosen.source):
+            theirs, api = self._rest(other.goal), self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            if theirs is not None and theirs.action == "read" and theirs.resource == rest.resource and \
+                    not api.effects and given & {identified(a) for a in api.arguments if a not in api.optional}:
+                return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, "one named by its identifier")
         return chosen
 
     def _the_resource_said(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
         """Where the words (its own, or the whole request's for a goal alone) name one resource of the API
         ("an album like the one I streamed ...") and not the chosen goal's, the operation that does the same to
         the named one: the same action, and its path the same after the resource's identifier
-        (`/albums/{album_id}/reviews` for `/songs/{song_id}/reviews`)."""
+        (`/albums/{album_id}/reviews` for `/songs/{song_id}/reviews`); for a change, else the one change of
+        that kind on the named resource itself ("create a verification service": `POST /services`, not a
+        verification under a service)."""
         rest = self._rest(chosen.goal)
         if rest is None or not rest.resource:
             return chosen
@@ -486,11 +555,14 @@ class Retriever:
             return chosen
         other, = named
         tail = _after_the_identifier(self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api].http.path)
-        for name, goal in self.pack.spec.goals.items():
-            theirs = self._rest(name)
-            if theirs is not None and theirs.resource == other and theirs.action == rest.action \
-                    and _after_the_identifier(self.pack.spec.apis[goal.api].http.path) == tail:
-                return ScoredGoal(name, chosen.score, chosen.source, chosen.context, f"the resource said ({other})")
+        tails = {name: _after_the_identifier(self.pack.spec.apis[goal.api].http.path)
+                 for name, goal in self.pack.spec.goals.items()
+                 if (theirs := self._rest(name)) is not None and theirs.resource == other and theirs.action == rest.action}
+        own = [name for name, theirs in tails.items() if theirs in (None, "")]  # on the resource itself: `/services`
+        found = [name for name, theirs in tails.items() if theirs == tail] or \
+            (own if rest.action in _CHANGES and len(own) == 1 else [])
+        if found:
+            return ScoredGoal(found[0], chosen.score, chosen.source, chosen.context, f"the resource said ({other})")
         return chosen
 
     def _the_picks_say(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
@@ -615,8 +687,10 @@ class Retriever:
         (`picked_from`), and that call's own words neither say its verb nor give it a value ("I'd love a
         cabin! Can you find one in Banff?"), those words are the same request as the search's: one goal, the
         search, with both. What the user picks from the search's answer is asked for after it, in words of
-        its own ("..., and book the first one")."""
-        searches = {g.goal: g for g in goals if not self.pack.goal_has_effects(g.goal)}
+        its own ("..., and book the first one"). A REST read whose words point at its thing (`_points_at`:
+        "..., then open that visit") reads what the call before it made: two calls."""
+        searches = {g.goal: g for g in goals if not self.pack.goal_has_effects(g.goal)
+                    and not ((rest := self._rest(g.goal)) is not None and _points_at(g.source, rest.resource))}
         out = []
         for g in goals:
             search = next((searches[s] for s, _ in picked_from(self.pack, g.goal) if s in searches), None)
@@ -678,6 +752,16 @@ class Retriever:
 
         readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
         return {name for name, found in readings.items() if any(r.value not in ("True", "False") for r in found.kept)}
+
+    def _identifiers_named(self, text: str) -> set[str]:
+        """The resources (`rest.identified`) of the identifier arguments the text gives a value right after
+        a word of the argument's name ("pet type 3": a pet type's)."""
+        from pipeline.language.readers import value_readings
+        from pipeline.language.values import link_values, named_before
+
+        readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
+        return {identified(name) for name, found in readings.items()
+                if identified(name) and any(named_before(text, r.span[0], name) for r in found.kept)}
 
     def vouched(self, query: str, max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
         """The goal the learned goal head gives at least its threshold for the whole request, on the
@@ -759,6 +843,8 @@ class Retriever:
             return []
         clauses = classify(self.clauses(query), self.speech)
         judged = [self._best_for_clause(c.text, clause_threshold) for c in clauses]
+        if self.pack.is_rest_api:  # a clause's own verb and resource say its call, before clauses of one call are joined
+            judged = [(self._the_clause_says(top, c.text), foreign) for (top, foreign), c in zip(judged, clauses)]
         if ranked[0].score < first_threshold and not any(
                 c.asks and not foreign and top.score >= (BARE_PHRASE_THRESHOLD if c.bare else clause_threshold)
                 and self._vouched_for(c.text) for c, (top, foreign) in zip(clauses, judged)):
@@ -860,7 +946,8 @@ class Retriever:
                     and without_values(clauses[i - 1].text) == clauses[i - 1].text:
                 # "both A and B for Q1": what follows B is said of A too, when A's words give no value.
                 sources[-1].append(clause.text)
-            chosen.append(ScoredGoal(goal, score, ""))
+            chosen.append(ScoredGoal(goal, score, "", chosen_by=next((b.chosen_by for b in best if b.goal == goal),
+                                                                    "retrieval")))
             chosen_at.append(i)
             sources.append(words)
             contexts.append(pointed_at)
@@ -869,8 +956,8 @@ class Retriever:
                 return []  # it asks, but for nothing this domain does ("can you recommend a restaurant")
             # Nothing asks in so many words ("my customer Tom Reed has a new email ..."): one goal.
             return [ScoredGoal(ranked[0].goal, ranked[0].score, query)]
-        return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s))
-                for c, s, x in zip(chosen, sources, contexts)][:max_goals]
+        return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s),
+                           c.chosen_by) for c, s, x in zip(chosen, sources, contexts)][:max_goals]
 
     def deed_not_done(self, clause: str) -> str | None:
         """For a REST API, the verb a clause's imperative opens with (`speech_acts.imperative_verb`) where it
@@ -1055,6 +1142,33 @@ def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
         if picks:
             out.append((name, picks))
     return out
+
+
+_POINTING, _POSSESSORS = word_list("pointing_words", "before_a_noun"), word_list("pointing_words", "possessors")
+
+
+def _points_at(words: str, resource: str) -> bool:
+    """Whether the words point at a thing of the resource already spoken of (`lexicon/pointing_words.yaml`):
+    a possessor ("its status"), or a pointing word before the resource's noun ("bring up the order").
+
+    >>> _points_at("then show me its status", "email"), _points_at("bring up the order", "order")
+    (True, True)
+    >>> _points_at("bring up an order", "order"), _points_at("show the pets", "order")
+    (False, False)
+    """
+    tokens = re.findall(r"[a-z]+", words.lower())
+    return bool(_POSSESSORS & set(tokens)) or any(a in _POINTING and resources_named({resource}, b) for a, b in zip(tokens, tokens[1:]))
+
+
+def _identifies(argument: str, resource: str) -> bool:
+    """Whether an argument is an identifier of the resource: its name says the resource, or the resource's
+    last word (`eventId` of special_event, `pet_type_id` of pettype).
+
+    >>> _identifies("eventId", "special_event"), _identifies("pet_type_id", "pettype"), _identifies("id", "pet")
+    (True, True, False)
+    """
+    said = identified(argument)
+    return bool(said) and (said == resource or len(said) >= 3 and resource.endswith(said))
 
 
 def _path_literals(path: str) -> list[str]:

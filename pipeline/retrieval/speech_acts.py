@@ -18,14 +18,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from pipeline.language.openings import FILLERS, POLITE, after_fillers, opening, words
 from pipeline.language.words import FUNCTION_WORDS, pack_word_list, word_list
 from pipeline.values.spans import without_values
 
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-
 # The word lists are general English kept as data (pipeline/language/lexicon/<name>.yaml).
-# Words that open a clause without changing what it does ("ok so", "honestly", "hi").
-FILLERS = word_list("fillers")
 
 # A clause that opens with one of these is a question (and so asks), whatever follows ("is there").
 QUESTION_OPENERS = word_list("question_openers")
@@ -74,19 +71,7 @@ class Clause:
     bare: bool = False
 
 
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
-
-
 ASKS, ASKS_BY_PHRASE, TELLS = "asks", "phrase", "tells"
-
-
-def _after_fillers(tokens: list[str]) -> int:
-    """Where the clause's own words begin ("ok so show me ..." -> "show"); the last word at the latest."""
-    first = 0
-    while first < len(tokens) - 1 and tokens[first] in FILLERS:
-        first += 1
-    return first
 
 
 def speech_act(text: str, vocabulary: Vocabulary | None = None) -> str:
@@ -97,7 +82,7 @@ def speech_act(text: str, vocabulary: Vocabulary | None = None) -> str:
         return TELLS
     if text.rstrip().endswith("?"):
         return ASKS
-    first = _after_fillers(tokens)
+    first = after_fillers(tokens)
     head, rest = tokens[first], tokens[first + 1:]
     if head in SUBORDINATORS:  # "before we close the month", "because the totals seem off"
         return ASKS if _WANT.search(text) and not _is_purpose(tokens[first:]) else TELLS
@@ -204,11 +189,6 @@ def _one_for_a_thing(tokens: list[str]) -> bool:
     return earlier in _DETERMINERS and before not in _NOT_QUALIFYING
 
 
-_POLITE = word_list("asking_frames", "polite")
-_MODALS = word_list("asking_frames", "modals")
-_ADDRESSEES = word_list("asking_frames", "addressees")
-
-
 def imperative_verb(text: str) -> str | None:
     """The verb an imperative clause opens with, past its fillers, a please and a "can you", where its object
     follows it as one does (an article, a possessive, a pronoun: "refund *my* order", "book *me* a cab"):
@@ -221,17 +201,11 @@ def imperative_verb(text: str) -> str | None:
     (None, None, None)
     """
     tokens = words(text)
-    i = _after_fillers(tokens)
-    while i < len(tokens) - 1 and tokens[i] in _POLITE:
-        i += 1
-    if i < len(tokens) - 2 and tokens[i] in _MODALS and tokens[i + 1] in _ADDRESSEES:
-        i += 2
-        while i < len(tokens) - 1 and tokens[i] in _POLITE:
-            i += 1
+    i = opening(tokens)
     if i >= len(tokens):
         return None
     word, after = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else ""
-    if not word.isalpha() or word in QUESTION_OPENERS | SUBJECTS | SUBORDINATORS | FILLERS | _POLITE | FUNCTION_WORDS:
+    if not word.isalpha() or word in QUESTION_OPENERS | SUBJECTS | SUBORDINATORS | FILLERS | POLITE | FUNCTION_WORDS:
         return None
     return word if after in _OBJECT_OPENERS else None
 
@@ -257,7 +231,7 @@ def requests_action(text: str, vocabulary: Vocabulary | None = None) -> bool:
     """Whether a clause asks the agent to do something (an imperative, a want, "can you ..."), not a
     question about the business ("do you charge for this?", "are you open sundays?")."""
     tokens = words(text)
-    return bool(tokens) and (tokens[_after_fillers(tokens)] in (vocabulary or ENGLISH).request_verbs
+    return bool(tokens) and (tokens[after_fillers(tokens)] in (vocabulary or ENGLISH).request_verbs
                              or _WANT.search(text) is not None)
 
 
