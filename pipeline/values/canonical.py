@@ -8,6 +8,8 @@ True
 True
 >>> same_value("title_text", "Sino", "sino.")
 True
+>>> same_value("e164", "+14155550142", "415-555-0142"), same_value("phone", "(415) 555-0142", "415.555.0142")
+(True, True)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
+from pipeline.values.normalizers import NORMALIZERS
 from pipeline.values.numbers import parse_amount
 
 # What SGD writes for "no constraint on this slot": an argument left out.
@@ -30,6 +33,10 @@ def canonical(normalizer: str, value: str) -> str:
                 return datetime.strptime(text, form).date().isoformat()
             except ValueError:
                 continue
+    if normalizer in ("phone", "e164"):  # one number however it is written: its normaliser's form
+        read = NORMALIZERS[normalizer](text)
+        if read is not None:
+            return read
     if normalizer in ("amount", "integer"):
         number = parse_amount(text)
         if number is None:
