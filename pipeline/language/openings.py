@@ -1,8 +1,8 @@
 """Where a clause's own request opens: past its fillers ("ok so"), a please and a "can you" (the lists of
 `lexicon/fillers.yaml` and `lexicon/asking_frames.yaml`), and the word it opens with.
 
->>> opening_word("ok, can you please rename it"), opening_word("get me registered"), opening_word("set it up")
-(('rename', 'it'), ('get', 'registered'), ('set', 'up'))
+>>> opening_word("ok, can you please rename it"), opening_word("get me registered"), opening_word("fill it in")
+(('rename', 'it'), ('get', 'registered'), ('fill', 'in'))
 >>> opening_word("")
 (None, '')
 """
@@ -52,7 +52,7 @@ def opening(tokens: list[str]) -> int:
 def opening_word(text: str) -> tuple[str | None, str]:
     """The word a clause's own request opens with (`opening`): its verb, where it is an imperative; a
     question's opener where it is a question; and the word after it ("" at the end), past an object pronoun
-    ("set *it* up")."""
+    ("fill *it* in")."""
     tokens = words(text)
     i = opening(tokens)
     if i >= len(tokens):

@@ -34,23 +34,23 @@ def content_stems(text: str) -> set[str]:
 def resources_named(resources, words: str) -> set[str]:
     """The resources (REST nouns, `RestSemantics.resource`) whose noun the words say, folded, or a word for the
     same thing (`lexicon/same_things.yaml`: a film is a movie); a noun of several words said as they are
-    ("api key" of `api_key`) or run together ("pet type" of `pettype`). A resource said only inside another
-    one said is not named itself ("pet type 3" names no pet), nor one said only right before another, which
-    it qualifies ("a verification service" is a service), unless it is the verb the words open with ("order
-    pet 9").
+    ("api key" of `api_key`) or run together ("room type" of `roomtype`). A resource said only inside another
+    one said is not named itself ("room type 3" names no room), nor one said only right before another, which
+    it qualifies ("a storage bucket" is a bucket), unless it is the verb the words open with ("order book
+    9").
 
     >>> sorted(resources_named({"album", "song", "label"}, "the labels of two albums"))
     ['album', 'label']
     >>> resources_named({"movie", "tv"}, "the director of the film Heat")
     {'movie'}
-    >>> sorted(resources_named({"pet", "pettype", "api_key", "key"}, "show pet type 3 and my API keys"))
-    ['api_key', 'pettype']
-    >>> sorted(resources_named({"verification", "service"}, "a verification service, then its verification"))
-    ['service', 'verification']
-    >>> resources_named({"verification", "service"}, "create a verification service")
-    {'service'}
-    >>> sorted(resources_named({"order", "pet"}, "please order pet 9"))
-    ['order', 'pet']
+    >>> sorted(resources_named({"room", "roomtype", "api_key", "key"}, "list room type 3 and my API keys"))
+    ['api_key', 'roomtype']
+    >>> sorted(resources_named({"storage", "bucket"}, "a storage bucket, then its storage"))
+    ['bucket', 'storage']
+    >>> resources_named({"storage", "bucket"}, "create a storage bucket")
+    {'bucket'}
+    >>> sorted(resources_named({"order", "book"}, "please order book 9"))
+    ['book', 'order']
     """
     tokens = re.findall(r"[a-z]+", words.lower())
     said = [{_stem(w), same_thing(w)} for w in tokens]  # each word, folded, and its group's word
@@ -68,10 +68,10 @@ def resources_named(resources, words: str) -> set[str]:
         if found:
             spans[resource] = found
     others = {r: [span for o, theirs in spans.items() if o != r for span in theirs] for r in spans}
-    inside = {r for r, found in spans.items()  # "pet" in "pet type"
+    inside = {r for r, found in spans.items()  # "room" in "room type"
               if all(any(a <= s and e <= b and (a, b) != (s, e) for a, b in others[r]) for s, e in found)}
     verb = opening_word(words)[0]  # "order pet 9": a verb before a noun qualifies nothing
-    modifying = {r for r, found in spans.items()  # "verification" of "verification service": English puts the head last
+    modifying = {r for r, found in spans.items()  # "storage" of "storage bucket": English puts the head last
                  if all(any(a == e for a, _ in others[r]) and tokens[s] != verb for s, e in found)}
     return set(spans) - inside - modifying
 

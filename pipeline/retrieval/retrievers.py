@@ -128,18 +128,17 @@ _READS = ("read", "list", "search")
 
 
 def asked_action(words: str) -> tuple[str | None, bool]:
-    """The kind of call the words ask for, and whether their opening says it (a verb or a question the
-    request opens with, `speech_acts.opening_word`; a phrasal verb of two words, "set up", before its first
-    word) rather than a word of a change somewhere in them
-    (`verb_action`). An opening verb of a change names that change ("rename specialty 2"); one of reading
-    (`operation_words` read and search: "pull up order 3") or a question ("is the number on the list?") asks
-    for a read, unless it names a change ("can we delete it?").
+    """The kind of call the words ask for, and whether their opening says it (the verb or the question they
+    open with, `openings.opening_word`; a phrasal verb of two words, "set up", before its first word) rather
+    than a word of a change somewhere in them (`verb_action`). An opening verb of a change names that change
+    ("rename folder 4"); one of reading (`operation_words` read and search: "pull up invoice 12") or a
+    question ("is room 5 free?") asks for a read, unless it names a change ("can we delete it?").
 
-    >>> asked_action("rename specialty 2 to surgery"), asked_action("pull up order 3"), asked_action("is 5 free?")
+    >>> asked_action("rename folder 4 to Drafts"), asked_action("pull up invoice 12"), asked_action("is room 5 free?")
     (('update', True), ('read', True), ('read', True))
-    >>> asked_action("could we delete order 5?"), asked_action("a new customer, add him"), asked_action("order 5")
+    >>> asked_action("could we delete note 5?"), asked_action("a new customer, add him"), asked_action("note 5")
     (('delete', True), ('create', False), (None, False))
-    >>> asked_action("set up a webhook"), asked_action("get me registered")  # a phrasal verb; a participle's deed
+    >>> asked_action("set up a mailbox"), asked_action("get me registered")  # a phrasal verb; a participle's deed
     (('create', True), ('create', False))
     """
     opening, after = opening_word(words)
@@ -350,8 +349,8 @@ class Retriever:
                 alone = len(goals) == 1  # a goal alone is the whole request's: any clause may name its resource
                 goals = _one_per_goal([self._rest_choice(g, query if alone else g.source, rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
-                if alone:
-                    goals = self._through_a_role(goals[0], rank) or goals
+                through = self._through_a_role(goals[0], rank) if alone else []
+                goals = through or [self._the_part_said(g, rank) for g in goals]  # a role's holder is no part
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
@@ -364,9 +363,30 @@ class Retriever:
         chosen = self._the_picks_say(self._the_person_named(chosen, words), words, rank)
         return self._what_the_list_leads_to(chosen, rank)
 
+    def _the_part_said(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A read of a part of one thing (its path goes on past the thing's identifier: `/company/{id}/images`)
+        chosen for words that do not say that part ("when did the band form") reads the thing itself
+        (`/company/{id}`), where the words rank that read about as high (within NEAR_TIE): what the thing's own
+        answer holds is asked in words the part's name does not share, and retrieval tells the two apart
+        only by a little. The part is said by its own words, folded, or by a word of the request close to
+        one of them in the packaged sentence model (`_says_the_part`: "the words of a song" are its lyrics)."""
+        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        if api.http is None or api.effects or api.rest is None or api.rest.action != "read":
+            return chosen  # a list under one thing (its credits, `rest_semantics`) lists things of their own
+        part = re.search(r"\}((?:/[^/{}]+)+)$", api.http.path)
+        if part is None or _says_the_part(chosen.source, _path_literals(part.group(1)), _path_literals(api.http.path)):
+            return chosen
+        whole = api.http.path[:part.start(1)]
+        thing = next((name for name, goal in self.pack.spec.goals.items() if (http := self.pack.spec.apis[goal.api].http)
+                      is not None and http.path == whole and http.method == "GET"), None)
+        scores = {g.goal: g.score for g in rank(chosen.source)}
+        if thing is None or thing not in scores or scores[thing] < scores.get(chosen.goal, 0.0) - NEAR_TIE:
+            return chosen
+        return ScoredGoal(thing, chosen.score, chosen.source, chosen.context, "its part not said")
+
     def _the_clause_says(self, top: ScoredGoal, clause: str) -> ScoredGoal:
         """A clause's best goal of a REST API, judged by the clause's own verb and the resource it names
-        ("create a verification service, then start a verification with it": a service, then a verification)."""
+        ("create a storage bucket, then upload a file to it": a bucket, then a file)."""
         said = self._the_resource_said(self._the_verb_says(ScoredGoal(top.goal, top.score, clause), self.rank), clause)
         return top if said.goal == top.goal else ScoredGoal(said.goal, top.score, top.source, chosen_by=said.chosen_by)
 
@@ -474,7 +494,7 @@ class Retriever:
 
     def _what_it_points_back_at(self, query: str, goals: list[ScoredGoal], max_goals: int) -> list[ScoredGoal]:
         """A clause that asks and points back ("and then show me that owner", "then delete it", "then show me
-        its status", `lexicon/pointing_words.yaml`) asks for the call its verb names (`asked_action`; none: a
+        its total", `lexicon/pointing_words.yaml`) asks for the call its verb names (`asked_action`; none: a
         read) on the thing the goal before it makes or finds: of the operations on that goal's resource, the
         one with that action that takes the resource's id (the earlier goal's output then feeds it). Only where
         no goal's words begin with the clause."""
@@ -502,9 +522,9 @@ class Retriever:
     def _the_verb_says(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """A REST operation whose kind of call is not the one the words ask for (`asked_action`) is not taken:
         of the operations on the same resource, the first the words rank with that kind is taken instead
-        ("pull up order 3" is no order placed; "rename specialty 2" no specialty added). A change named only
+        ("pull up invoice 12" is no invoice made; "rename folder 4" no folder added). A change named only
         somewhere in the words (not by their opening) moves only a read to it ("a new customer, add him"); an
-        operation whose own name says the words' opening verb stands ("check the code": a check)."""
+        operation whose own name says the words' opening verb stands ("approve the draft": `approve_draft`)."""
         rest = self._rest(chosen.goal)
         if rest is None or not rest.resource:
             return chosen
@@ -523,8 +543,8 @@ class Retriever:
         return chosen
 
     def _the_one_named(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
-        """A list or a search chosen for words that give one thing's identifier after its name ("show pet
-        type 3", `values.named_before`; not "the top-1 rated film") asks for that thing: the read of one on
+        """A list or a search chosen for words that give one thing's identifier after its name ("show room
+        type 3", `values.named_before`; not "the top-5 albums") asks for that thing: the read of one on
         the same resource that takes the identifier given, the best ranked."""
         rest = self._rest(chosen.goal)
         if rest is None or rest.action not in ("list", "search") or not rest.resource or \
@@ -545,8 +565,8 @@ class Retriever:
         ("an album like the one I streamed ...") and not the chosen goal's, the operation that does the same to
         the named one: the same action, and its path the same after the resource's identifier
         (`/albums/{album_id}/reviews` for `/songs/{song_id}/reviews`); for a change, else the one change of
-        that kind on the named resource itself ("create a verification service": `POST /services`, not a
-        verification under a service)."""
+        that kind on the named resource itself ("create a storage bucket": `POST /buckets`, not a file
+        under a bucket)."""
         rest = self._rest(chosen.goal)
         if rest is None or not rest.resource:
             return chosen
@@ -688,7 +708,7 @@ class Retriever:
         cabin! Can you find one in Banff?"), those words are the same request as the search's: one goal, the
         search, with both. What the user picks from the search's answer is asked for after it, in words of
         its own ("..., and book the first one"). A REST read whose words point at its thing (`_points_at`:
-        "..., then open that visit") reads what the call before it made: two calls."""
+        "..., then open that folder") reads what the call before it made: two calls."""
         searches = {g.goal: g for g in goals if not self.pack.goal_has_effects(g.goal)
                     and not ((rest := self._rest(g.goal)) is not None and _points_at(g.source, rest.resource))}
         out = []
@@ -745,23 +765,25 @@ class Retriever:
     def _arguments_given(self, text: str) -> set[str]:
         """The arguments the text gives a value its words keep (`language.values`), a yes/no flag's aside:
         that is read from a word of the feature it names, which any request to the service may hold ("a
-        table" of outdoor tables), so it says nothing of which call. Which arguments are given does not
-        depend on the day, so today's date reads the relative ones."""
-        from pipeline.language.readers import value_readings
-        from pipeline.language.values import link_values
-
-        readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
-        return {name for name, found in readings.items() if any(r.value not in ("True", "False") for r in found.kept)}
+        table" of outdoor tables), so it says nothing of which call."""
+        return {name for name, found in self._values(text).items()
+                if any(r.value not in ("True", "False") for r in found.kept)}
 
     def _identifiers_named(self, text: str) -> set[str]:
         """The resources (`rest.identified`) of the identifier arguments the text gives a value right after
-        a word of the argument's name ("pet type 3": a pet type's)."""
-        from pipeline.language.readers import value_readings
-        from pipeline.language.values import link_values, named_before
+        a word of the argument's name ("room type 3": a room type's)."""
+        from pipeline.language.values import named_before
 
-        readings = link_values(self.pack, text, value_readings(self.pack, text, date.today()))
-        return {identified(name) for name, found in readings.items()
+        return {identified(name) for name, found in self._values(text).items()
                 if identified(name) and any(named_before(text, r.span[0], name) for r in found.kept)}
+
+    def _values(self, text: str) -> dict:
+        """The text's value readings, each argument's kept and dropped (`language.values`). Which arguments
+        are given does not depend on the day, so today's date reads the relative ones."""
+        from pipeline.language.readers import value_readings
+        from pipeline.language.values import link_values
+
+        return link_values(self.pack, text, value_readings(self.pack, text, date.today()))
 
     def vouched(self, query: str, max_goals: int = MAX_GOALS) -> list[ScoredGoal]:
         """The goal the learned goal head gives at least its threshold for the whole request, on the
@@ -1147,17 +1169,39 @@ def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
 _POINTING, _POSSESSORS = word_list("pointing_words", "before_a_noun"), word_list("pointing_words", "possessors")
 
 
+# How close (cosine, the packaged MiniLM) a word of a request must be to a word of a part's name to say it.
+# Set by looking at pairs of single words: "poster", "logo" and "picture" to images 0.47-0.60, "words" to
+# lyrics 0.48; "name", "look", "released", "founded" to images 0.16-0.34, "start" to recommendations 0.25.
+PART_SAID = 0.45
+
+
+def _says_the_part(words: str, part: list[str], path: list[str]) -> bool:
+    """Whether the words say a part of a thing (`Retriever._the_part_said`): a word of its name, folded, or a
+    word of theirs close to one (PART_SAID), but the words of the path (the thing's own noun says no part of it)
+    and of the language (`function_words`)."""
+    said = {w for w in re.findall(r"[a-z]+", words.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
+    if {_stem(w) for w in said} & {_stem(w) for w in part}:
+        return True
+    own = {_stem(w) for w in path}
+    said = sorted(w for w in said if _stem(w) not in own)
+    if not said:
+        return False
+    vectors = embedding_model().encode([*part, *said], normalize_embeddings=True, show_progress_bar=False)
+    return float((vectors[len(part):] @ vectors[:len(part)].T).max()) >= PART_SAID
+
+
 def _points_at(words: str, resource: str) -> bool:
     """Whether the words point at a thing of the resource already spoken of (`lexicon/pointing_words.yaml`):
-    a possessor ("its status"), or a pointing word before the resource's noun ("bring up the order").
+    a possessor ("its total"), or a pointing word before the resource's noun ("pull up the invoice").
 
-    >>> _points_at("then show me its status", "email"), _points_at("bring up the order", "order")
+    >>> _points_at("then show me its total", "invoice"), _points_at("pull up the invoice", "invoice")
     (True, True)
-    >>> _points_at("bring up an order", "order"), _points_at("show the pets", "order")
+    >>> _points_at("pull up an invoice", "invoice"), _points_at("show the notes", "invoice")
     (False, False)
     """
     tokens = re.findall(r"[a-z]+", words.lower())
-    return bool(_POSSESSORS & set(tokens)) or any(a in _POINTING and resources_named({resource}, b) for a, b in zip(tokens, tokens[1:]))
+    return bool(_POSSESSORS & set(tokens)) or \
+        any(a in _POINTING and resources_named({resource}, b) for a, b in zip(tokens, tokens[1:]))
 
 
 def _identifies(argument: str, resource: str) -> bool:

@@ -158,6 +158,54 @@ def test_words_that_ask_for_a_change_take_the_operation_that_makes_it(songs):
     assert retriever._the_verb_says(shown, retriever.rank).goal == "get_song"  # no change asked: kept
 
 
+def test_the_kind_of_call_the_opening_asks_for_moves_a_call_of_another_kind(songs):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    made = ScoredGoal("add_song", 0.5, "pull up song 12 for me")  # a read asked: no song added
+    assert retriever._the_verb_says(made, retriever.rank).goal in {"get_song", "get_lyrics", "search_songs"}
+    asked = ScoredGoal("add_song", 0.5, "is song 12 still there?")  # a question asks for a read too
+    assert retriever._the_verb_says(asked, retriever.rank).goal in {"get_song", "get_lyrics", "search_songs"}
+    renamed = ScoredGoal("add_song", 0.5, "rename song 12 to Blue Moon")  # a change of one song, not a new one
+    assert retriever._the_verb_says(renamed, retriever.rank).goal == "change_song"
+    created = ScoredGoal("remove_song", 0.5, "make a song called Blue Moon")
+    assert retriever._the_verb_says(created, retriever.rank).goal == "add_song"
+    kept = ScoredGoal("add_song", 0.5, "add a song, I want to see it")  # the opening asks for the change: it stands
+    assert retriever._the_verb_says(kept, retriever.rank).goal == "add_song"
+
+
+def test_a_list_chosen_for_words_that_give_one_things_id_reads_that_thing(songs):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    one = ScoredGoal("search_songs", 0.5, "show song 12")
+    assert retriever._the_one_named(one, retriever.rank).goal == "get_song"
+    counted = ScoredGoal("search_songs", 0.5, "the top 5 songs")  # a number that follows no song names none
+    assert retriever._the_one_named(counted, retriever.rank).goal == "search_songs"
+
+
+def test_a_read_of_a_part_the_words_do_not_say_gives_way_to_the_thing_itself(songs):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    part = ScoredGoal("get_lyrics", 0.5, "when was song 12 first released")  # the song's read ranks about as high
+    assert retriever._the_part_said(part, retriever.rank).goal == "get_song"
+    said = ScoredGoal("get_lyrics", 0.5, "the lyrics of song 12")  # the part said: it stands
+    assert retriever._the_part_said(said, retriever.rank).goal == "get_lyrics"
+
+
+def test_a_later_clause_pointing_at_what_an_earlier_call_made_reads_it(songs):
+    from pipeline.retrieval.retrievers import get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    goals = retriever.by_clause("add a song called Blue Moon, then pull up the song")
+    assert [g.goal for g in goals] == ["add_song", "get_song"]
+
+
 def test_a_clause_that_points_back_asks_for_a_call_on_what_the_goal_before_it_makes(songs):
     from pipeline.retrieval.retrievers import get_retriever
 
