@@ -195,6 +195,8 @@ def test_a_read_of_a_part_the_words_do_not_say_gives_way_to_the_thing_itself(son
     assert retriever._the_part_said(part, retriever.rank).goal == "get_song"
     said = ScoredGoal("get_lyrics", 0.5, "the lyrics of song 12")  # the part said: it stands
     assert retriever._the_part_said(said, retriever.rank).goal == "get_lyrics"
+    close = ScoredGoal("get_lyrics", 0.5, "the words of song 12")  # said in a word the sentence model puts near it
+    assert retriever._the_part_said(close, retriever.rank).goal == "get_lyrics"
 
 
 def test_a_later_clause_pointing_at_what_an_earlier_call_made_reads_it(songs):
