@@ -116,7 +116,7 @@ def verb_action(words: str) -> str | None:
     ('create', 'delete', None)
     """
     tokens = {t.lower() for t in re.findall(r"[A-Za-z]+", words)}
-    named = {action for action in _CHANGES for word in word_list("operation_words", action) if tokens & _inflections(word)}
+    named = {action for action in _CHANGES if tokens & _VERB_FORMS[action]}
     return named.pop() if len(named) == 1 else None
 
 
@@ -124,6 +124,10 @@ def _inflections(word: str) -> set[str]:
     return {word, word + "s", word + "d", word + "ed", word + "ing", word.rstrip("e") + "ing"}
 
 
+# Each kind of call's verbs (`lexicon/operation_words.yaml`) with their inflections, made once: they are
+# looked up for every clause judged.
+_VERB_FORMS = {action: frozenset(f for w in word_list("operation_words", action) for f in _inflections(w))
+               for action in (*_CHANGES, "read", "search")}
 _READS = ("read", "list", "search")
 
 
@@ -144,8 +148,7 @@ def asked_action(words: str) -> tuple[str | None, bool]:
     opening, after = opening_word(words)
     if opening is not None:
         for action in (*_CHANGES, "read", "search"):
-            verbs = word_list("operation_words", action)
-            if f"{opening} {after}" in verbs or opening in {f for w in verbs for f in _inflections(w)}:
+            if f"{opening} {after}" in word_list("operation_words", action) or opening in _VERB_FORMS[action]:
                 if action in ("read", "search") and after.endswith("ed"):
                     break  # "get me onboarded": the deed is the participle's
                 return ("read" if action == "search" else action), True
