@@ -430,7 +430,8 @@ READERS: dict[str, Reader] = {
     "time": Reader(_time_spans, _whole_normalised, "time"),
     "digits": Reader(_digits_spans, _whole_normalised, "digits"),
     "identifier": Reader(_identifier_spans, _whole_normalised, "identifier", judged=str.isdigit),
-    "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True),
+    # An address is an address whatever the words around it: SGD's slots hold none for the head to learn.
+    "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True, judged=lambda words: False),
     "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True),
     # A number with its country code is a phone number whatever the words around it: the slot head learned
     # SGD's phones ("415-555-0142") and gave "+447700900123" 0.02.

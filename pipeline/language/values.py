@@ -27,7 +27,7 @@ from pipeline.language.readers import reader
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, NAME_LABELS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
-from pipeline.values.normalizers import _stem
+from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, _stem
 
 
 # A span stays with the likeliest of several arguments when the head tells them apart by this much; closer
@@ -44,7 +44,7 @@ NAME_TO_VALUE = {"number", "no", "num", "id"}
 _NAMING_VERBS = word_list("naming_verbs")
 
 
-def named_before(text: str, start: int, argument: str) -> bool:
+def named_before(text: str, start: int, argument: str, resources: frozenset[str] = frozenset()) -> bool:
     """Whether the value comes right after a word of its argument's name (or after that word and one of
     NAME_TO_VALUE): the user named what the value is, which outweighs the head, trained on services whose
     users seldom do ("ticket 5" is a ticket id; "a restaurant in Paris" names no restaurant).
@@ -67,10 +67,14 @@ def named_before(text: str, start: int, argument: str) -> bool:
 
     >>> named_before("send a mail to jo@x.com", 15, "to"), named_before("a mail from jo@x.com", 12, "email_from")
     (True, True)
+
+    `resources`: the words of what the argument identifies where its own name does not say it (a path's
+    `/entities/{identity}`, `rest.path_identifiers`):
+
+    >>> named_before("drop the entity ann-7", 16, "identity"), named_before("drop the entity ann-7", 16, "identity", frozenset({"entity"}))
+    (False, True)
     """
-    words = argument.lower().split("_")
-    # "destination_of_flight": "out of Rome" names no destination; "email_from": "from jo@x.com" names the sender
-    name = set(words) - FUNCTION_WORDS | ({words[-1]} & FUNCTION_WORDS)
+    name = _name_set(argument) | resources
     prefix = text[:start].rstrip().rstrip("#:").rstrip()
     if not prefix or not prefix[-1].isalnum():  # "4 bedrooms, 2": a comma closes what came before
         return False
@@ -85,7 +89,48 @@ def named_before(text: str, start: int, argument: str) -> bool:
         return True  # "a service called Shop Portal" of friendly_name: the thing's name
     if len(before) > 2 and before[-1] == "by" and any(_done_by(before[-2], word) for word in name):
         return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
+    if before[-1] == "to" and name & NAME_LABELS and _renames(re.split(r"[,.;!?]", prefix)[-1]):
+        return True  # "rename the service to Shop Portal": the thing's new name
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
+
+
+def _renames(clause: str) -> bool:
+    """Whether a clause says to give something a new name: a verb made of "re" and a word that labels a
+    name (`lexicon/name_labels.yaml`: rename, retitle), whose new name follows "to".
+
+    >>> _renames("please rename board 7"), _renames("reset the board")
+    (True, False)
+    """
+    return any(w.startswith("re") and w[2:] in NAME_LABELS for w in re.findall(r"[a-z]+", clause.lower()))
+
+
+def _name_set(argument: str) -> set[str]:
+    """The words of an argument's name that may name its value: "destination_of_flight": "out of Rome"
+    names no destination; "email_from": "from jo@x.com" names the sender."""
+    words = argument.lower().split("_")
+    return set(words) - FUNCTION_WORDS | ({words[-1]} & FUNCTION_WORDS)
+
+
+def words_said_before(text: str, start: int, argument: str, resources: frozenset[str] = frozenset()) -> int:
+    """How many of the last words of the argument's name (or the word of what it identifies) stand right
+    before the value, in their order, one of NAME_TO_VALUE aside: of two arguments a value is named by, the
+    one more of whose name is said ("first name Priya" is a first name more than a last one; "an email to"
+    says `to`, not `email_reply_to`, whose last word alone it says).
+
+    >>> words_said_before("first name Priya", 11, "first_name"), words_said_before("first name Priya", 11, "last_name")
+    (2, 1)
+    >>> words_said_before("an email to jo@x.io", 12, "email_reply_to"), words_said_before("an email to jo@x.io", 12, "to")
+    (1, 1)
+    """
+    before = re.findall(r"[a-z0-9]+", text[:start].lower())
+    names = [argument.lower().split("_"), *([r] for r in resources)]
+    if before and before[-1] in NAME_TO_VALUE and not any(before[-1] in n for n in names):
+        before.pop()
+
+    def tail(name: list[str]) -> int:
+        return max((k for k in range(1, min(len(name), len(before)) + 1) if before[-k:] == name[-k:]), default=0)
+
+    return max(tail(name) for name in names)
 
 
 def named_spans(text: str) -> list[tuple[int, int]]:
@@ -95,10 +140,17 @@ def named_spans(text: str) -> list[tuple[int, int]]:
     >>> text = "make a segment called Beta testers, then a topic named news for all"
     >>> [text[a:b] for a, b in named_spans(text)]
     ['Beta testers', 'news']
+
+    So do the words a thing is renamed to:
+
+    >>> text = "rename segment 4 to early birds"
+    >>> [text[a:b] for a, b in named_spans(text)]
+    ['early birds']
     """
     spans = []
     for verb in re.finditer(r"[a-z]+", text.lower()):
-        if verb.group() not in _NAMING_VERBS:
+        renamed_to = verb.group() == "to" and _renames(re.split(r"[,.;!?]", text[:verb.start()])[-1])
+        if verb.group() not in _NAMING_VERBS and not renamed_to:
             continue
         start = end = None
         for word in re.finditer(r"\S+", text[verb.end():]):
@@ -189,6 +241,32 @@ def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: li
         for a, b in spans:
             readings[name].add((a, b), text[a:b].lower() if lower else None)
     return spans
+
+
+def with_values_named(pack, text: str, readings: dict[str, Readings],
+                      named_by: dict[str, frozenset[str]] | None = None) -> dict[str, Readings]:
+    """Each free-text argument also reads a word written like no English word (a digit or a mark inside:
+    "482913", "alice-42", "mail.example.io") right after its name or, `named_by`, after the word of what
+    it identifies: the user said what the value is, and the readers of names look for capitals.
+
+    >>> from types import SimpleNamespace as N
+    >>> pack = N(normalizers={"code": "title_text", "identity": "lowercase_text"})
+    >>> text = "check code 482913 for entity ann-7, not user 12"
+    >>> found = {"code": Readings("code", text), "identity": Readings("identity", text)}
+    >>> found = with_values_named(pack, text, found, {"identity": frozenset({"entity"})})
+    >>> found["code"].strings(), found["identity"].strings()
+    (['482913'], ['ann-7'])
+    """
+    for name, found in readings.items():
+        if pack.normalizers.get(name) not in FREE_TEXT:
+            continue
+        resources = (named_by or {}).get(name, frozenset())
+        for match in IDENTIFIER.finditer(text):
+            value = match.group(1)
+            if re.search(r"\d|\w[.:_-]\w", value) and not NORMALIZERS["email"](value) \
+                    and not NORMALIZERS["phone"](value) and named_before(text, match.start(1), name, resources):
+                found.add(match.span(1), value.lower() if pack.normalizers[name] == "lowercase_text" else None)
+    return readings
 
 
 def _the_services_own_words(pack, words: str) -> bool:
@@ -367,10 +445,11 @@ def _the_end_said(pack, text: str, claims: list) -> list | None:
     return [c for c, end in zip(claims, ends) if end == said] if said else None
 
 
-def _named_by_its_words(text: str, reading) -> bool:
-    """The two rules before the head: its argument's name right before the value, or a count right before
-    the word its argument counts."""
-    return named_before(text, reading.start, reading.argument) or \
+def _named_by_its_words(text: str, reading, named_by: dict[str, frozenset[str]] | None = None) -> bool:
+    """The two rules before the head: its argument's name (or, `named_by`, the words of what it
+    identifies) right before the value, or a count right before the word its argument counts."""
+    resources = (named_by or {}).get(reading.argument, frozenset())
+    return named_before(text, reading.start, reading.argument, resources) or \
         reading.value.isdigit() and counted_after(text, reading.end, reading.argument)
 
 
@@ -400,7 +479,10 @@ def judged_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
 
 
 def link_values(pack, text: str, readings: dict[str, Readings], asked: str | None = None,
-                unjudged: frozenset[str] = frozenset()) -> dict[str, Readings]:
+                unjudged: frozenset[str] = frozenset(),
+                named_by: dict[str, frozenset[str]] | None = None) -> dict[str, Readings]:
+    """Judge the readings with the learned heads; `named_by`: argument -> the words of the resource a
+    path identifies by it (`rest.path_identifiers`), which name its value as its own name does."""
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
     # dev set fell from 154 to 58 of 160. So the head judges packs made from a schema alone.
@@ -420,7 +502,8 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         probabilities = linker.value_probabilities(text, [judged_span(text, r.span) for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
-            if p < threshold and judged(reading.text) and reading.as_written and not _named_by_its_words(text, reading) \
+            if p < threshold and judged(reading.text) and reading.as_written \
+                    and not _named_by_its_words(text, reading, named_by) \
                     and not names_itself(reading.text, name) and not names_a_value(pack, reading, set(readings)):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
@@ -435,7 +518,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
                 reading.probability = round(p, 4)
     # The readings whose words name their argument: they win a span's claims and count as certain in the matching.
     named = frozenset((r.argument, r.start, r.end) for found in readings.values() for r in found.kept
-                      if _named_by_its_words(text, r))
+                      if _named_by_its_words(text, r, named_by))
     same: dict[tuple, list] = defaultdict(list)
     for name, found in readings.items():
         for reading in found.kept:
@@ -444,8 +527,14 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         if len(claims) < 2:
             continue
         naming = [c for c in claims if (c[1].argument, c[1].start, c[1].end) in named]
-        if len(naming) > 1 and _after_a_naming_verb(text, naming[0][1].start):  # "a service called Shop Portal":
-            fewest = min(len(c[1].argument.split("_")) for c in naming)  # the thing's own name, the plainest one
+        if len(naming) > 1:  # "first name Priya": the name more of whose words are said
+            said = {id(c): words_said_before(text, c[1].start, c[1].argument, (named_by or {}).get(c[1].argument,
+                                                                                                   frozenset()))
+                    for c in naming}
+            naming = [c for c in naming if said[id(c)] == max(said.values())]
+        if len(naming) > 1 and (_after_a_naming_verb(text, naming[0][1].start) or named_by):
+            # "a service called Shop Portal", "service VA12...": the thing's own name, the plainest one
+            fewest = min(len(c[1].argument.split("_")) for c in naming)
             naming = [c for c in naming if len(c[1].argument.split("_")) == fewest]
         if naming and len(naming) < len(claims):  # the user named whose value it is: the others lose it
             for found, reading in claims:

@@ -20,11 +20,11 @@ from pipeline.language.linking import learned_parts
 from pipeline.language.names import labelled_parts, written_as_name
 from pipeline.language.readers import candidate_strings, choice_readings, reader, value_readings
 from pipeline.language.readings import Reading, Readings
-from pipeline.language.values import link_values
+from pipeline.language.values import link_values, with_values_named
 from pipeline.language.words import REQUEST_WORDS
 from pipeline.language.picks import picked_words, stems
 from pipeline.packs.pack import ArgumentType, Pack
-from pipeline.packs.rest import identified
+from pipeline.packs.rest import identified, path_identifiers
 from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
 
@@ -43,15 +43,17 @@ def _asp_string(text: str) -> str:
 
 
 def value_candidates(pack: Pack, text: str, today: date, record: list[Reading] | None = None,
-                     arguments: set[str] | None = None, unjudged: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+                     arguments: set[str] | None = None, unjudged: frozenset[str] = frozenset(),
+                     named_by: dict[str, frozenset[str]] | None = None) -> dict[str, list[str]]:
     """For each argument (and period-like IR predicate), the values the text grounds: each maximal span its
     normaliser reads, and what it reads it as, less the spans the learned slot head says are no value of
     that argument (`language.values`). Free text (an invoice's detail) may be any short span. `record`
     receives every reading, kept or dropped and why. `unjudged`: arguments whose readings the slot head does
-    not drop (what a lookup searches by: SGD, which the head learned from, has no such slot)."""
+    not drop (what a lookup searches by: SGD, which the head learned from, has no such slot). `named_by`:
+    argument -> the words of what it identifies in a path of the goals in play (`identified_in_paths`)."""
     # only these compete for the words, when named (the module's `ir_grammar` says when)
-    readings = value_readings(pack, text, today, only=arguments)
-    readings = link_values(pack, text, readings, unjudged=unjudged)
+    readings = with_values_named(pack, text, value_readings(pack, text, today, only=arguments), named_by)
+    readings = link_values(pack, text, readings, unjudged=unjudged, named_by=named_by)
     if record is not None:
         record += [r for found in readings.values() for r in found.items]
     return candidate_strings(readings)
@@ -181,6 +183,16 @@ def _with_the_rest(by_position: dict[int, dict[str, list[str]]], whole: dict[str
     return out
 
 
+def identified_in_paths(pack: Pack, goals: list[str]) -> dict[str, frozenset[str]]:
+    """Argument -> the resources the goals' URL paths identify by it (`/entities/{identity}`: entity)."""
+    named: dict[str, set[str]] = {}
+    for goal in goals:
+        http = pack.spec.apis[pack.spec.goals[goal].api].http
+        for argument, resource in (path_identifiers(http.path) if http else {}).items():
+            named.setdefault(argument, set()).add(resource)
+    return {argument: frozenset(resources) for argument, resources in named.items()}
+
+
 def _reads(pack: Pack, goal: str, lookup: bool) -> list[str]:
     """The arguments a goal takes words for: all of its API's, a lookup's required ones only."""
     api = pack.spec.apis[pack.spec.goals[goal].api]
@@ -207,13 +219,14 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     # filters: a search's region or year would take the same name from the query.
     in_play = {a for g in goals for a in _reads(pack, g, g in lookups)} if fixed and pack.is_rest_api else None
     searched_by = frozenset(a for g in goals if g in lookups for a in _reads(pack, g, True))
-    whole = value_candidates(pack, query, today, record, in_play, searched_by)
-    by_position = {i: value_candidates(pack, src, today, record, in_play, searched_by) if src != query else whole
+    named_by = identified_in_paths(pack, goals) if in_play is not None else None
+    whole = value_candidates(pack, query, today, record, in_play, searched_by, named_by)
+    by_position = {i: value_candidates(pack, src, today, record, in_play, searched_by, named_by) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     judged = learned_parts(pack)["value"]
     for i, context in enumerate(contexts or [], 1):
         if fixed and context and i in by_position:
-            pointed_at = value_candidates(pack, context, today, record, in_play)
+            pointed_at = value_candidates(pack, context, today, record, in_play, named_by=named_by)
             if judged:  # read alone, a story loses the words around it: the head's reading of the whole decides
                 pointed_at = {name: [v for v in values if v in whole.get(name, [])]
                               for name, values in pointed_at.items()}
@@ -257,6 +270,8 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             outputs = [k for k in outputs if _lists_the_kind(pack, goals[k - 1], argument, by_position.get(k, whole))]
             if fixed and sources:
                 outputs = _referred_to(pack, sources[position - 1], goals, outputs, bool(options))
+            if options:  # a lookup finds what the request does not give: never in place of a value it gives
+                outputs = [k for k in outputs if goals[k - 1] not in lookups]
             options += [_literal(f"g{k}") for k in outputs]
         if not options:
             return None

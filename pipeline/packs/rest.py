@@ -4,6 +4,8 @@
 ('company', 'board', 'address', 'status')
 >>> identified("person_id"), identified("ServiceSid"), identified("query"), identified("id")
 ('person', 'service', '', '')
+>>> path_identifiers("/v2/Services/{service_sid}/RateLimits/{rate_limit_sid}/Buckets/{sid}")
+{'service_sid': 'service', 'rate_limit_sid': 'limit', 'sid': 'bucket'}
 """
 
 from __future__ import annotations
@@ -36,3 +38,13 @@ def identified(argument: str) -> str:
         return ""
     core = re.sub(r"_?(?:id|sid|uuid|key)$", "", name).strip("_")
     return singular(core.rsplit("_", 1)[-1]) if core else ""
+
+
+def path_identifiers(path: str) -> dict[str, str]:
+    """Each argument of a URL path that stands right after a literal part, and the resource that part
+    names (its last word, singular): `/services/{sid}` identifies a service by sid, whatever sid's own name
+    says, so the user names it by the resource's word ("service VA12...")."""
+    parts = [p for p in path.split("/") if p]
+    return {part[1:-1]: singular(snake_words(before).rsplit("_", 1)[-1])
+            for before, part in zip(parts, parts[1:])
+            if part.startswith("{") and part.endswith("}") and not before.startswith("{")}
