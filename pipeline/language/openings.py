@@ -5,6 +5,8 @@
 (('rename', 'it'), ('get', 'registered'), ('fill', 'in'))
 >>> opening_word("")
 (None, '')
+>>> counted_noun("so how many chapters does it have?"), counted_noun("show me how it works")
+('chapters', None)
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ POLITE = word_list("asking_frames", "polite")
 _MODALS = word_list("asking_frames", "modals")
 _ADDRESSEES = word_list("asking_frames", "addressees")
 _OBJECT_PRONOUNS = word_list("asking_frames", "object_pronouns")
+_COUNTS = [c.split() for c in word_list("question_openers", "counts")]
 
 
 def words(text: str) -> list[str]:
@@ -61,3 +64,14 @@ def opening_word(text: str) -> tuple[str | None, str]:
     if after[:1] and after[0] in _OBJECT_PRONOUNS and len(after) > 1:
         after = after[1:]
     return tokens[i], after[0] if after else ""
+
+
+def counted_noun(text: str) -> str | None:
+    """The word a clause's question asks the number of ("how many *seasons* ..."), past its fillers and a
+    please; None for a clause that asks no count."""
+    tokens = words(text)
+    i = opening(tokens)
+    for count in _COUNTS:
+        if tokens[i:i + len(count)] == count and len(tokens) > i + len(count):
+            return tokens[i + len(count)]
+    return None

@@ -21,12 +21,12 @@ import numpy as np
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.names import names_a_person
-from pipeline.language.openings import opening_word
+from pipeline.language.openings import counted_noun, opening_word
 from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified, singular
+from pipeline.packs.rest import identified, singular, snake_words
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
@@ -353,7 +353,7 @@ class Retriever:
                 goals = _one_per_goal([self._rest_choice(g, query if alone else g.source, rank) for g in goals])
                 goals = self._what_it_points_back_at(query, goals, max_goals)
                 through = self._through_a_role(goals[0], rank) if alone else []
-                goals = through or [self._the_part_said(g, rank) for g in goals]  # a role's holder is no part
+                goals = through or [self._the_count_of_parts(self._the_part_said(g, rank)) for g in goals]
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
@@ -386,6 +386,33 @@ class Retriever:
         if thing is None or thing not in scores or scores[thing] < scores.get(chosen.goal, 0.0) - NEAR_TIE:
             return chosen
         return ScoredGoal(thing, chosen.score, chosen.source, chosen.context, "its part not said")
+
+    def _the_count_of_parts(self, chosen: ScoredGoal) -> ScoredGoal:
+        """A question of how many of its parts a thing has ("how many chapters does the book have"), where no
+        call lists those parts and the API reads them one by one (`/books/{id}/chapters/{number}`): the
+        read of the thing itself (`/books/{id}`, the path up to its identifier), whose answer holds them."""
+        noun = counted_noun(chosen.source)
+        if noun is None:
+            return chosen
+        reads = {http.path: name for name, goal in self.pack.spec.goals.items()
+                 if (http := self.pack.spec.apis[goal.api].http) is not None and http.method == "GET"}
+        holders, listed = [], False
+        for path in reads:
+            parts = path.split("/")
+            for i, part in enumerate(parts[1:], 1):
+                if part.startswith("{") or not parts[i - 1].startswith("{") or \
+                        singular(snake_words(part).rsplit("_", 1)[-1]) != singular(noun):
+                    continue
+                if i + 1 < len(parts) and parts[i + 1].startswith("{"):
+                    holders.append(parts[:i])
+                listed |= i + 1 == len(parts)
+        if listed or not holders:
+            return chosen
+        first_id = next(i for i, part in enumerate(holders[0]) if part.startswith("{"))
+        thing = reads.get("/".join(holders[0][:first_id + 1]))
+        if thing is None or thing == chosen.goal:
+            return chosen
+        return ScoredGoal(thing, chosen.score, chosen.source, chosen.context, f"a count of its {noun}")
 
     def _the_clause_says(self, top: ScoredGoal, clause: str) -> ScoredGoal:
         """A clause's best goal of a REST API, judged by the clause's own verb and the resource it names
