@@ -114,10 +114,10 @@ def _name_set(argument: str) -> set[str]:
 def words_said_before(text: str, start: int, argument: str, resources: frozenset[str] = frozenset()) -> int:
     """How many of the last words of the argument's name (or the word of what it identifies) stand right
     before the value, in their order, one of NAME_TO_VALUE aside: of two arguments a value is named by, the
-    one more of whose name is said ("first name Priya" is a first name more than a last one; "an email to"
+    one more of whose name is said ("last name Ruiz" is a last name more than a first one; "an email to"
     says `to`, not `email_reply_to`, whose last word alone it says).
 
-    >>> words_said_before("first name Priya", 11, "first_name"), words_said_before("first name Priya", 11, "last_name")
+    >>> words_said_before("last name Ruiz", 10, "last_name"), words_said_before("last name Ruiz", 10, "first_name")
     (2, 1)
     >>> words_said_before("an email to jo@x.io", 12, "email_reply_to"), words_said_before("an email to jo@x.io", 12, "to")
     (1, 1)
@@ -246,16 +246,16 @@ def with_proposals(pack, text: str, readings: dict[str, Readings], proposals: li
 def with_values_named(pack, text: str, readings: dict[str, Readings],
                       named_by: dict[str, frozenset[str]] | None = None) -> dict[str, Readings]:
     """Each free-text argument also reads a word written like no English word (a digit or a mark inside:
-    "482913", "alice-42", "mail.example.io") right after its name or, `named_by`, after the word of what
+    "730215", "ann-7", "news.example.org") right after its name or, `named_by`, after the word of what
     it identifies: the user said what the value is, and the readers of names look for capitals.
 
     >>> from types import SimpleNamespace as N
     >>> pack = N(normalizers={"code": "title_text", "identity": "lowercase_text"})
-    >>> text = "check code 482913 for entity ann-7, not user 12"
+    >>> text = "check code 730215 for entity ann-7, not user 12"
     >>> found = {"code": Readings("code", text), "identity": Readings("identity", text)}
     >>> found = with_values_named(pack, text, found, {"identity": frozenset({"entity"})})
     >>> found["code"].strings(), found["identity"].strings()
-    (['482913'], ['ann-7'])
+    (['730215'], ['ann-7'])
     """
     for name, found in readings.items():
         if pack.normalizers.get(name) not in FREE_TEXT:
@@ -527,7 +527,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         if len(claims) < 2:
             continue
         naming = [c for c in claims if (c[1].argument, c[1].start, c[1].end) in named]
-        if len(naming) > 1:  # "first name Priya": the name more of whose words are said
+        if len(naming) > 1:  # "last name Ruiz": the name more of whose words are said
             said = {id(c): words_said_before(text, c[1].start, c[1].argument, (named_by or {}).get(c[1].argument,
                                                                                                    frozenset()))
                     for c in naming}

@@ -263,14 +263,14 @@ def title_text(text: str, **_) -> str | None:
     >>> title_text("casa lupita"), title_text("end_user_ip"), title_text("ci-deploy"), title_text("Salt and the Sea")
     ('Casa Lupita', 'end_user_ip', 'ci-deploy', 'Salt and the Sea')
 
-    A name is written with a letter, or is one word of digits (a code, a film called "1917"); numbers with
-    other words are no name:
+    A name is written with a letter, or is one word of four digits or more, a code as `digits` reads one
+    (a film called "1917"); a shorter number is a count, and numbers with other words are no name:
 
-    >>> title_text("482913"), title_text("12 30"), title_text("$5")
-    ('482913', None, None)
+    >>> title_text("730215"), title_text("42"), title_text("12 30"), title_text("$5")
+    ('730215', None, None, None)
     """
     text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"")
-    if not text or not re.search(r"[^\W\d_]", text) and not text.isdigit():
+    if not text or not re.search(r"[^\W\d_]", text) and not (text.isdigit() and len(text) >= 4):
         return None
     if (known := alias_of(text)) is not None:
         return known

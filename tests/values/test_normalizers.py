@@ -196,6 +196,7 @@ def test_proper_names_of_things_are_capitalised_as_written():
 
     assert title_text("the blue door bistro") == "The Blue Door Bistro"
     assert title_text("McDonald's") == "McDonald's" and title_text("  ") is None and title_text("42") is None
+    assert title_text("730215") == "730215"  # a code of digits is a machine's name; a short number a count
 
 
 @pytest.mark.parametrize("text, expected", [  # today is Wednesday 2025-03-12

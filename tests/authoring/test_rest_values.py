@@ -1,0 +1,103 @@
+"""Values an imported API's request gives, read where the words say whose they are: after the word of what a
+path identifies, after more of an argument's name than another's, after "rename ... to"; and a count of
+parts read from the thing that holds them (real model, clingo and Fast Downward)."""
+
+import json
+from datetime import date
+
+import pytest
+
+from pipeline.authoring.openapi_packs import import_openapi
+from pipeline.packs.pack import load_pack, using_packs_root
+
+
+def _answer(schema):
+    return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+
+
+def _body(required, **fields):
+    return {"content": {"application/json": {"schema": {"type": "object", "required": required,
+                                                        "properties": fields}}}}
+
+
+MEMBER = {"type": "object", "properties": {"handle": {"type": "string"}, "email": {"type": "string"}}}
+HANDLE = [{"name": "handle", "in": "path", "required": True, "schema": {"type": "string"}}]
+STRING, EMAIL = {"type": "string"}, {"type": "string", "format": "email"}
+
+CLUB = {
+    "openapi": "3.0.3", "info": {"title": "Club"},
+    "paths": {
+        "/members": {"post": {"operationId": "addMember", "summary": "Add a member",
+                              "requestBody": _body(["email"], email=EMAIL, first_name=STRING, last_name=STRING),
+                              "responses": _answer(MEMBER)}},
+        "/members/{handle}": {
+            "get": {"operationId": "getMember", "summary": "Show a member", "parameters": HANDLE,
+                    "responses": _answer(MEMBER)},
+            "patch": {"operationId": "renameMember", "summary": "Change a member's display name",
+                      "parameters": HANDLE, "requestBody": _body(["display_name"], display_name=STRING),
+                      "responses": _answer(MEMBER)},
+            "delete": {"operationId": "removeMember", "summary": "Remove a member", "parameters": HANDLE,
+                       "responses": {"204": {"description": "gone"}}}},
+        "/members/{handle}/badges/{badge_number}": {"get": {
+            "operationId": "getBadge", "summary": "One badge of a member",
+            "parameters": HANDLE + [{"name": "badge_number", "in": "path", "required": True,
+                                     "schema": {"type": "integer"}}],
+            "responses": _answer({"type": "object", "properties": {"title": STRING}})}},
+        "/members/{handle}/checks": {"post": {
+            "operationId": "checkCode", "summary": "Check a code a member was sent", "parameters": HANDLE,
+            "requestBody": _body(["code"], code=STRING), "responses": _answer({"type": "object"})}},
+    },
+}
+
+
+@pytest.fixture
+def club(tmp_path):
+    path = tmp_path / "club.json"
+    path.write_text(json.dumps(CLUB), encoding="utf-8")
+    root = tmp_path / "packs"
+    import_openapi(path, root)
+    with using_packs_root(root):
+        yield load_pack("club")
+
+
+def _offered(pack, words: str, goals: list[str]) -> dict[str, list[str]]:
+    from pipeline.llm.grammar import identified_in_paths, value_candidates
+
+    in_play = {a for g in goals for a in pack.spec.apis[pack.spec.goals[g].api].arguments}
+    return value_candidates(pack, words, date(2026, 5, 4), arguments=in_play,
+                            named_by=identified_in_paths(pack, goals))
+
+
+def test_a_path_identifier_is_named_by_its_resources_word_and_read_as_written(club):
+    # handle's own name does not say "member"; its path does. A word like no English word is read after it.
+    offered = _offered(club, "remove the member ann-7 please", ["remove_member"])
+    assert offered["handle"] == ["ann-7"]
+    assert "ann-7" not in _offered(club, "remove ann-7 please", ["remove_member"]).get("handle", [])
+    # a code written in digits right after its name is a value of it
+    assert "730215" in _offered(club, "check code 730215 for member ann-7", ["check_code"])["code"]
+
+
+def test_an_email_is_kept_whatever_the_slot_head_thinks_and_more_of_a_name_said_wins(club):
+    offered = _offered(club, "add jo@example.org to the club, last name Ruiz", ["add_member"])
+    assert offered["email"] == ["jo@example.org"]
+    assert offered.get("last_name") and not offered.get("first_name")
+
+
+def test_the_words_a_thing_is_renamed_to_are_its_new_name(club):
+    from pipeline.run import run_pipeline
+
+    run = run_pipeline("rename member ann-7 to Blue Jay", "club")
+    assert run.plan is not None, run.failure
+    assert [(c.api, c.args["handle"].value, c.args["display_name"].value) for c in run.plan.calls] == \
+        [("rename_member", "ann-7", "Blue Jay")], run.ir
+
+
+def test_a_count_of_parts_no_call_lists_is_read_from_the_thing_that_holds_them(club):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    retriever = get_retriever(club)
+    asked = ScoredGoal("get_badge", 0.5, "how many badges does member ann-7 have?")
+    assert retriever._the_count_of_parts(asked).goal == "get_member"
+    # a question that counts nothing, or counts what the thing is not made of, stands
+    for words in ("show badge 2 of member ann-7", "how many members are there?"):
+        assert retriever._the_count_of_parts(ScoredGoal("get_badge", 0.5, words)).goal == "get_badge"
