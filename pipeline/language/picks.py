@@ -51,10 +51,13 @@ def resources_named(resources, words: str) -> set[str]:
     {'bucket'}
     >>> sorted(resources_named({"order", "book"}, "please order book 9"))
     ['book', 'order']
+    >>> resources_named({"form", "verification"}, "fetch a verification for me")
+    {'verification'}
     """
     tokens = re.findall(r"[a-z]+", words.lower())
     said = [{_stem(w), same_thing(w)} for w in tokens]  # each word, folded, and its group's word
-    run = [{_stem(a + b)} for a, b in zip(tokens, tokens[1:])]  # two words run together
+    # two words run together ("room type" of `roomtype`), neither a word of the language ("for me" is no form)
+    run = [{_stem(a + b)} if a not in _LANGUAGE and b not in _LANGUAGE else set() for a, b in zip(tokens, tokens[1:])]
     spans: dict[str, list[tuple[int, int]]] = {}
     for resource in resources:
         parts = resource.split("_")

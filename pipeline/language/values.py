@@ -532,7 +532,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
                                                                                                    frozenset()))
                     for c in naming}
             naming = [c for c in naming if said[id(c)] == max(said.values())]
-        if len(naming) > 1 and (_after_a_naming_verb(text, naming[0][1].start) or named_by):
+        if len(naming) > 1 and (_after_a_naming_verb(text, naming[0][1].start) or named_by is not None):
             # "a service called Shop Portal", "service VA12...": the thing's own name, the plainest one
             fewest = min(len(c[1].argument.split("_")) for c in naming)
             naming = [c for c in naming if len(c[1].argument.split("_")) == fewest]

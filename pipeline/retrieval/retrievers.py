@@ -955,6 +955,8 @@ class Retriever:
                     j = j if best[j].score > score else None
                 if j is not None:
                     goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
+                    if self.pack.is_rest_api:  # "..., delete it": the story's thing, by the clause's own verb
+                        goal = self._the_verb_says(ScoredGoal(goal, score, clause.text), self.rank).goal
                     if score < needed and not clauses[j].asks and not judged[j][1]:
                         # Neither says enough alone ("my kids like museums, can you search for a nice one"): the
                         # ask and the story it points back at are one request, judged together.

@@ -101,3 +101,12 @@ def test_a_count_of_parts_no_call_lists_is_read_from_the_thing_that_holds_them(c
     # a question that counts nothing, or counts what the thing is not made of, stands
     for words in ("show badge 2 of member ann-7", "how many members are there?"):
         assert retriever._the_count_of_parts(ScoredGoal("get_badge", 0.5, words)).goal == "get_badge"
+
+
+def test_a_clause_that_points_back_with_a_verb_of_its_own_asks_that_kind_of_call(club):
+    from pipeline.retrieval.retrievers import get_retriever
+
+    # the story names the member and a change made to it; the clause that points back says what to do now
+    retriever = get_retriever(club)
+    assert [g.goal for g in retriever.by_clause("member ann-7 got a new display name, show it")] == ["get_member"]
+    assert [g.goal for g in retriever.by_clause("member ann-7 was set up by mistake, remove it")] == ["remove_member"]
