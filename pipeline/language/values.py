@@ -89,18 +89,20 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
         return True  # "a service called Shop Portal" of friendly_name: the thing's name
     if len(before) > 2 and before[-1] == "by" and any(_done_by(before[-2], word) for word in name):
         return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
-    if before[-1] == "to" and name & NAME_LABELS and _renames(re.split(r"[,.;!?]", prefix)[-1]):
+    if before[-1] == "to" and name & NAME_LABELS and _renames(prefix, len(prefix)):
         return True  # "rename the service to Shop Portal": the thing's new name
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
 
 
-def _renames(clause: str) -> bool:
-    """Whether a clause says to give something a new name: a verb made of "re" and a word that labels a
-    name (`lexicon/name_labels.yaml`: rename, retitle), whose new name follows "to".
+def _renames(text: str, end: int) -> bool:
+    """Whether the clause the text's words up to `end` are in says to give something a new name: a verb made
+    of "re" and a word that labels a name (`lexicon/name_labels.yaml`: rename, retitle), whose new name
+    follows "to".
 
-    >>> _renames("please rename board 7"), _renames("reset the board")
-    (True, False)
+    >>> _renames("please rename board 7", 21), _renames("reset the board", 15), _renames("rename it, then to", 18)
+    (True, False, False)
     """
+    clause = re.split(r"[,.;!?]", text[:end])[-1]
     return any(w.startswith("re") and w[2:] in NAME_LABELS for w in re.findall(r"[a-z]+", clause.lower()))
 
 
@@ -149,7 +151,7 @@ def named_spans(text: str) -> list[tuple[int, int]]:
     """
     spans = []
     for verb in re.finditer(r"[a-z]+", text.lower()):
-        renamed_to = verb.group() == "to" and _renames(re.split(r"[,.;!?]", text[:verb.start()])[-1])
+        renamed_to = verb.group() == "to" and _renames(text, verb.start())
         if verb.group() not in _NAMING_VERBS and not renamed_to:
             continue
         start = end = None
@@ -257,14 +259,15 @@ def with_values_named(pack, text: str, readings: dict[str, Readings],
     >>> found["code"].strings(), found["identity"].strings()
     (['730215'], ['ann-7'])
     """
+    unlike_words = [m for m in IDENTIFIER.finditer(text) if re.search(r"\d|\w[.:_-]\w", m.group(1))
+                    and not NORMALIZERS["email"](m.group(1)) and not NORMALIZERS["phone"](m.group(1))]
     for name, found in readings.items():
         if pack.normalizers.get(name) not in FREE_TEXT:
             continue
         resources = (named_by or {}).get(name, frozenset())
-        for match in IDENTIFIER.finditer(text):
-            value = match.group(1)
-            if re.search(r"\d|\w[.:_-]\w", value) and not NORMALIZERS["email"](value) \
-                    and not NORMALIZERS["phone"](value) and named_before(text, match.start(1), name, resources):
+        for match in unlike_words:
+            if named_before(text, match.start(1), name, resources):
+                value = match.group(1)
                 found.add(match.span(1), value.lower() if pack.normalizers[name] == "lowercase_text" else None)
     return readings
 

@@ -37,7 +37,12 @@ def identified(argument: str) -> str:
     if not ID_SUFFIX.search(name):
         return ""
     core = re.sub(r"_?(?:id|sid|uuid|key)$", "", name).strip("_")
-    return singular(core.rsplit("_", 1)[-1]) if core else ""
+    return last_noun(core) if core else ""
+
+
+def last_noun(snake: str) -> str:
+    """The noun a snake_case name ends with, singular: `rate_limits` -> limit."""
+    return singular(snake.rsplit("_", 1)[-1])
 
 
 def path_identifiers(path: str) -> dict[str, str]:
@@ -45,6 +50,6 @@ def path_identifiers(path: str) -> dict[str, str]:
     names (its last word, singular): `/services/{sid}` identifies a service by sid, whatever sid's own name
     says, so the user names it by the resource's word ("service VA12...")."""
     parts = [p for p in path.split("/") if p]
-    return {part[1:-1]: singular(snake_words(before).rsplit("_", 1)[-1])
+    return {part[1:-1]: last_noun(snake_words(before))
             for before, part in zip(parts, parts[1:])
             if part.startswith("{") and part.endswith("}") and not before.startswith("{")}

@@ -26,7 +26,7 @@ from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified, singular, snake_words
+from pipeline.packs.rest import identified, last_noun, singular, snake_words
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
@@ -379,9 +379,7 @@ class Retriever:
         part = re.search(r"\}((?:/[^/{}]+)+)$", api.http.path)
         if part is None or _says_the_part(chosen.source, _path_literals(part.group(1)), _path_literals(api.http.path)):
             return chosen
-        whole = api.http.path[:part.start(1)]
-        thing = next((name for name, goal in self.pack.spec.goals.items() if (http := self.pack.spec.apis[goal.api].http)
-                      is not None and http.path == whole and http.method == "GET"), None)
+        thing = self._reads_by_path.get(api.http.path[:part.start(1)])
         scores = {g.goal: g.score for g in rank(chosen.source)}
         if thing is None or thing not in scores or scores[thing] < scores.get(chosen.goal, 0.0) - NEAR_TIE:
             return chosen
@@ -394,14 +392,13 @@ class Retriever:
         noun = counted_noun(chosen.source)
         if noun is None:
             return chosen
-        reads = {http.path: name for name, goal in self.pack.spec.goals.items()
-                 if (http := self.pack.spec.apis[goal.api].http) is not None and http.method == "GET"}
+        reads = self._reads_by_path
         holders, listed = [], False
         for path in reads:
             parts = path.split("/")
             for i, part in enumerate(parts[1:], 1):
                 if part.startswith("{") or not parts[i - 1].startswith("{") or \
-                        singular(snake_words(part).rsplit("_", 1)[-1]) != singular(noun):
+                        last_noun(snake_words(part)) != singular(noun):
                     continue
                 if i + 1 < len(parts) and parts[i + 1].startswith("{"):
                     holders.append(parts[:i])
@@ -671,6 +668,16 @@ class Retriever:
         return {w for api in self.pack.spec.apis.values() if api.rest is not None and api.rest.action == "read"
                 for field in api.rest.answers[:DESCRIBED_ANSWERS] for w in field.lower().split("_") if w.isalpha()} \
             - FUNCTION_WORDS
+
+    @cached_property
+    def _reads_by_path(self) -> dict[str, str]:
+        """URL path -> the goal that GETs it (`/books/{id}` -> the book's read)."""
+        reads: dict[str, str] = {}
+        for name, goal in self.pack.spec.goals.items():
+            http = self.pack.spec.apis[goal.api].http
+            if http is not None and http.method == "GET":
+                reads.setdefault(http.path, name)  # the first, as the part rule took it
+        return reads
 
     @cached_property
     def _resources(self) -> set[str]:
