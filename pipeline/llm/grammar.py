@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from datetime import date
 
 from pipeline.language.linking import learned_parts
@@ -116,15 +117,19 @@ def _feeds_any(pack: Pack, goal: str, other: str) -> bool:
     return any(_feeds(pack, goal, pack.spec.arguments[a]) for a in pack.goal_takes(other) if a in pack.spec.arguments)
 
 
-def _may_take(pack: Pack, goals: list[str], position: int, other: int, spec: ArgumentType) -> bool:
+def _may_take(pack: Pack, goals: list[str], position: int, other: int, spec: ArgumentType,
+              lookups: Mapping[str, str]) -> bool:
     """Whether an argument of the goal at `position` may name the goal at `other` (1-based): its output is
     something the argument accepts, and, where each goal could take the other's output (a search and a
     booking of one service), the data flows one way only, or a reference each way would be a circle no
-    plan satisfies: from a call without effects to one with them (the search feeds the booking), and
-    between two alike (two searches) from the earlier to the later."""
+    plan satisfies: from a lookup to the goals it was found for (`lookups`), from a call without effects to
+    one with them (the search feeds the booking), and between two alike (two searches) from the earlier to
+    the later."""
     goal, source = goals[position - 1], goals[other - 1]
     if not _feeds(pack, source, spec):
         return False
+    if source in _finds_for(goal, lookups) or goal in _finds_for(source, lookups):
+        return goal in _finds_for(source, lookups)  # a lookup feeds what it was found for, never the reverse
     if not _feeds_any(pack, goal, source):
         return True
     effects = [pack.goal_has_effects(g) for g in (goal, source)]
@@ -141,6 +146,22 @@ def _lists_the_kind(pack: Pack, goal: str, argument: str, candidates: dict[str, 
     named = {rest.selects.get(NORMALIZERS["choice"](v, values=spec.values, synonyms=spec.synonyms))
              for v in candidates.get(rest.selector, [])} - {None}
     return not named or identified(argument) in named
+
+
+def _as_looked_up(goals: list[str], position: int, outputs: list[int], lookups: Mapping[str, str]) -> list[int]:
+    """Of the goals (1-based positions) an argument may take an id from, the lookups found for its goal, when
+    any is among them: each was added to find this goal's id, and another goal's answer holding ids of that
+    kind (a search of people lists the films they are known for) is not what the words name."""
+    return [k for k in outputs if lookups.get(goals[k - 1]) == goals[position - 1]] or outputs
+
+
+def _finds_for(goal: str, lookups: Mapping[str, str]) -> set[str]:
+    """The goals a lookup finds an id for, in turn (a search finds a person, whose films find a film)."""
+    chain, consumer = set(), lookups.get(goal)
+    while consumer is not None and consumer not in chain:
+        chain.add(consumer)
+        consumer = lookups.get(consumer)
+    return chain
 
 
 def _referred_to(pack: Pack, source: str, goals: list[str], outputs: list[int], has_value: bool) -> list[int]:
@@ -202,7 +223,7 @@ def _reads(pack: Pack, goal: str, lookup: bool) -> list[str]:
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
                sources: list[str] | None = None, max_goals: int = MAX_GOALS, allow_none: bool = True,
                contexts: list[str] | None = None, record: list[Reading] | None = None,
-               lookups: frozenset[str] = frozenset()) -> str:
+               lookups: Mapping[str, str] | None = None) -> str:
     """EBNF of the IRs a translator may write for this request.
 
     `goals`: the goals it may name (default: all of the pack's). `fixed`: it names exactly these, in this
@@ -211,7 +232,9 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     arguments its own words do not give; otherwise it names one to `max_goals` of them, none twice,
     or writes the no-goal line (unless `allow_none` is false: retrieval already found the request in the
     domain). `record` receives every value reading of the words read, kept or dropped and why. `lookups`: goals
-    added to find an id another goal needs (`retrieval.lookups`), which take the words they need and nothing else."""
+    added to find an id another goal needs (`retrieval.lookups`), each with the goal it finds it for; they take
+    the words they need and nothing else, and give that goal its id."""
+    lookups = lookups or {}
     goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
     # A REST API's operations each read the request alone: an argument of an operation nobody asked for
     # does not take words from the goals in play (TMDB's discover filters would take every film's title).
@@ -266,7 +289,8 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         if spec is not None and spec.accepts_output and count > 1:
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
             outputs = [k for k in range(1, count + 1) if k != position and (
-                not fixed or _may_take(pack, goals, position, k, spec))]
+                not fixed or _may_take(pack, goals, position, k, spec, lookups))]
+            outputs = _as_looked_up(goals, position, outputs, lookups)
             outputs = [k for k in outputs if _lists_the_kind(pack, goals[k - 1], argument, by_position.get(k, whole))]
             if fixed and sources:
                 outputs = _referred_to(pack, sources[position - 1], goals, outputs, bool(options))

@@ -52,6 +52,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
     stats: dict = {}
     shortlist: list[dict] = []
     goals, fixed, sources, contexts = None, False, None, None
+    looked_up: dict[str, str] = {}  # a lookup goal -> the goal it finds an id for
     analysis = Analysis(learned=learned_parts(pack))
     if goal_choice in ("retrieve", "shortlist"):
         from pipeline.retrieval.retrievers import get_retriever
@@ -78,6 +79,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
                 by_goal[search] = {**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP}
                 shortlist.append(by_goal[search])  # a lookup may feed another (a search, then a read)
                 goals.append(search)
+                looked_up[search] = consumer
                 sources.append(by_goal[consumer]["source"])
                 contexts.append(by_goal[consumer]["context"])
         analysis.goals = shortlist
@@ -97,8 +99,7 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         readings: list = []
         grammar = ir_grammar(pack, query, date.fromisoformat(today), goals, fixed=fixed, sources=sources,
                              contexts=contexts, max_goals=pack.spec.max_goals, allow_none=goals is None,
-                             record=readings, lookups=frozenset(e["goal"] for e in shortlist
-                                                                if e["chosen_by"] == LOOKUP))
+                             record=readings, lookups=looked_up)
         stats["grammar_build_s"] = time.perf_counter() - t0
         analysis.values = _value_analysis(readings)
         analysis.seconds += stats["grammar_build_s"]  # the value readings are most of the grammar's build

@@ -303,9 +303,9 @@ def test_a_lookup_takes_the_words_it_needs_and_not_its_filters(songs):
         return ir_grammar(pack, words, date(2026, 5, 4), goals, fixed=True, sources=[words, words],
                           contexts=["", ""], lookups=lookups)
 
-    asked_for = grammar(frozenset())  # the search as a goal of its own: its filters read, the head judges
+    asked_for = grammar({})  # the search as a goal of its own: its filters read, the head judges
     assert "_mood(" in asked_for and "Blue Moon" not in asked_for
-    as_lookup = grammar(frozenset({"search_songs"}))
+    as_lookup = grammar({"search_songs": "get_lyrics"})
     assert "_mood(" not in as_lookup and '_query(g2, "' in as_lookup and '"\\"Blue Moon\\""' in as_lookup
 
 
@@ -475,6 +475,45 @@ def test_a_person_named_by_name_is_searched_and_what_is_theirs_found_through_the
             assert retriever._the_person_named(ScoredGoal("search_albums", 0.5, words), words).goal == goal
 
 
+def test_a_chain_of_lookups_feeds_each_goal_from_the_lookup_found_for_it(tmp_path):
+    """The album of a person named by name comes from her albums, found by the artist search; the search's
+    answer holds album ids too (what each artist is known for), and the album's answer may hold artists:
+    neither is offered in place of the chain, and no lookup takes an id from what it finds one for."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
+    spec = json.loads(json.dumps(RECORDS))
+    artist = _obj(id="integer", name="string", known_for={"type": "array", "items": ALBUM})
+    spec["paths"]["/search/artist"] = {"get": {
+        "operationId": "searchArtists", "summary": "Search artists by their name",
+        "parameters": [{"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}],
+        "responses": _answer(_obj(results={"type": "array", "items": artist}))}}
+    spec["paths"]["/artists/{artist_id}/albums"] = {"get": {
+        "operationId": "artistAlbums", "summary": "The albums of an artist",
+        "parameters": [{"name": "artist_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": _answer(_obj(items={"type": "array", "items": ALBUM}))}}
+    spec["paths"]["/albums/{album_id}"]["get"]["responses"] = _answer(_obj(
+        id="integer", title="string", artists={"type": "array", "items": _obj(id="integer", name="string")}))
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("records")
+        words = "the newest album by Ana Ruiz"
+        found = lookup_goals(pack, ["get_album"], {"get_album": words})
+        assert found == {"artist_albums": "get_album", "search_artists": "artist_albums"}
+        goals = ["get_album", *found]
+        grammar = ir_grammar(pack, words, date(2026, 5, 4), goals, fixed=True, sources=[words] * 3,
+                             contexts=[""] * 3, lookups=found)
+        assert 'v_album_id_1 ::= "g2"' in grammar  # her albums, not what the search says she is known for
+        assert 'v_artist_id_2 ::= "g3"' in grammar  # the search, not the album the chain is for
+        plan = _planned(pack, '_goal(g1, get_album).\n_album_id(g1, g2).\n_goal(g2, artist_albums).\n'
+                              '_artist_id(g2, g3).\n_goal(g3, search_artists).\n_query(g3, "Ana Ruiz").\n',
+                        list(found))
+        assert [c.api for c in plan.calls] == ["search_artists", "artist_albums", "get_album"]
+
+
 def test_a_list_whose_picks_the_words_do_not_say_gives_way(tmp_path):
     from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
 
@@ -624,7 +663,7 @@ def test_a_list_of_whichever_resource_its_path_names_finds_the_ids_of_each(tmp_p
         goals = ["get_lyrics", "get_album", "hot_items"]
         both = "the lyrics of today's hot songs and an album"
         grammar = ir_grammar(pack, both, date(2026, 5, 4), goals, fixed=True, sources=[both] * 3,
-                             contexts=[""] * 3, lookups=frozenset({"hot_items"}))
+                             contexts=[""] * 3, lookups={"hot_items": "get_lyrics"})
         assert 'v_song_id_1 ::= "g3"' in grammar  # the chart of songs gives the lyrics their song
         assert "v_album_id_2" not in grammar  # and the album nothing: it lists no albums here
         plan = _planned(pack, '_goal(g1, get_lyrics).\n_song_id(g1, g2).\n_goal(g2, hot_items).\n'
