@@ -264,9 +264,8 @@ def with_values_named(pack, text: str, readings: dict[str, Readings],
     for name, found in readings.items():
         if pack.normalizers.get(name) not in FREE_TEXT:
             continue
-        resources = (named_by or {}).get(name, frozenset())
         for match in unlike_words:
-            if named_before(text, match.start(1), name, resources):
+            if named_before(text, match.start(1), name, _identifies(named_by, name)):
                 value = match.group(1)
                 found.add(match.span(1), value.lower() if pack.normalizers[name] == "lowercase_text" else None)
     return readings
@@ -448,11 +447,15 @@ def _the_end_said(pack, text: str, claims: list) -> list | None:
     return [c for c, end in zip(claims, ends) if end == said] if said else None
 
 
+def _identifies(named_by: dict[str, frozenset[str]] | None, argument: str) -> frozenset[str]:
+    """The resources an argument identifies in the paths of the goals in play (none without paths)."""
+    return (named_by or {}).get(argument, frozenset())
+
+
 def _named_by_its_words(text: str, reading, named_by: dict[str, frozenset[str]] | None = None) -> bool:
     """The two rules before the head: its argument's name (or, `named_by`, the words of what it
     identifies) right before the value, or a count right before the word its argument counts."""
-    resources = (named_by or {}).get(reading.argument, frozenset())
-    return named_before(text, reading.start, reading.argument, resources) or \
+    return named_before(text, reading.start, reading.argument, _identifies(named_by, reading.argument)) or \
         reading.value.isdigit() and counted_after(text, reading.end, reading.argument)
 
 
@@ -531,8 +534,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
             continue
         naming = [c for c in claims if (c[1].argument, c[1].start, c[1].end) in named]
         if len(naming) > 1:  # "last name Ruiz": the name more of whose words are said
-            said = {id(c): words_said_before(text, c[1].start, c[1].argument, (named_by or {}).get(c[1].argument,
-                                                                                                   frozenset()))
+            said = {id(c): words_said_before(text, c[1].start, c[1].argument, _identifies(named_by, c[1].argument))
                     for c in naming}
             naming = [c for c in naming if said[id(c)] == max(said.values())]
         if len(naming) > 1 and (_after_a_naming_verb(text, naming[0][1].start) or named_by is not None):

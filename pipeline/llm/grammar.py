@@ -185,18 +185,21 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
 
 
 def _with_the_rest(by_position: dict[int, dict[str, list[str]]], whole: dict[str, list[str]], query: str,
-                   ) -> dict[int, dict[str, list[str]]]:
+                   apart: bool = False) -> dict[int, dict[str, list[str]]]:
     """Each goal's own values, and for each argument its words give none of, what the rest of the request
     gives it that no other goal's words do ("a rental in Banff. We are a big family, so it has to have 4
     bedrooms."). Only where the slot head judged the readings: it read each value in the words around it,
     so a value outside the goal's clause is still that argument's; the rules alone know a value's goal
     only by the clause it is in. Words written once in the request that the goal's own words already give
     one argument give no other: read in the whole request, the head may have matched that one mention to
-    another argument, and one mention is one argument's value."""
+    another argument, and one mention is one argument's value. `apart`: the goals are calls of an API, each
+    reading its own words (`ir_grammar`): a value another goal's own words give is that goal's, whichever of
+    its arguments it is."""
     out = {}
     for i, own in by_position.items():
-        elsewhere = {name: {v for j, other in by_position.items() if j != i for v in other.get(name, [])}
-                     for name in whole}
+        theirs = {v for j, other in by_position.items() if j != i for values in other.values() for v in values}
+        elsewhere = {name: theirs if apart else {v for j, other in by_position.items() if j != i
+                                                 for v in other.get(name, [])} for name in whole}
         given = {v for values in own.values() for v in values if query.count(v) == 1}
         rest = {name: [v for v in values if v not in elsewhere[name] and (v not in given or v in own.get(name, []))]
                 for name, values in whole.items()}
@@ -212,6 +215,14 @@ def identified_in_paths(pack: Pack, goals: list[str]) -> dict[str, frozenset[str
         for argument, resource in (path_identifiers(http.path) if http else {}).items():
             named.setdefault(argument, set()).add(resource)
     return {argument: frozenset(resources) for argument, resources in named.items()}
+
+
+def _own(pack: Pack, goals: list[str], position: int, lookups: Mapping[str, str], in_play: set[str] | None,
+         ) -> set[str] | None:
+    """The arguments in play that the goal at `position` (1-based) reads words for."""
+    if in_play is None or position > len(goals):
+        return in_play
+    return in_play & set(_reads(pack, goals[position - 1], goals[position - 1] in lookups))
 
 
 def _reads(pack: Pack, goal: str, lookup: bool) -> list[str]:
@@ -244,7 +255,10 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     searched_by = frozenset(a for g in goals if g in lookups for a in _reads(pack, g, True))
     named_by = identified_in_paths(pack, goals) if in_play is not None else None
     whole = value_candidates(pack, query, today, record, in_play, searched_by, named_by)
-    by_position = {i: value_candidates(pack, src, today, record, in_play, searched_by, named_by) if src != query else whole
+    # A goal's own words are read for its own arguments: a name said there is its name, not one of another
+    # goal's arguments of the same kind ("a service called X and a rate limit named Y": X is the service's).
+    by_position = {i: value_candidates(pack, src, today, record, _own(pack, goals, i, lookups, in_play), searched_by,
+                                       named_by) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     judged = learned_parts(pack)["value"]
     for i, context in enumerate(contexts or [], 1):
@@ -262,7 +276,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                                    if spec.normalizer == "choice" and not pointed_at.get(name)})
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
     if fixed and judged and sources:
-        by_position = _with_the_rest(by_position, whole, query)
+        by_position = _with_the_rest(by_position, whole, query, apart=in_play is not None)
     if fixed:
         for i, goal in enumerate(goals, 1):
             others = [g for j, g in enumerate(goals, 1) if j != i]

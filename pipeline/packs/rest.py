@@ -53,3 +53,13 @@ def path_identifiers(path: str) -> dict[str, str]:
     return {part[1:-1]: last_noun(snake_words(before))
             for before, part in zip(parts, parts[1:])
             if part.startswith("{") and part.endswith("}") and not before.startswith("{")}
+
+
+def words_after_the_identifier(path: str) -> list[str]:
+    """The words of a path after its first parameter, lower case; none without one.
+
+    >>> words_after_the_identifier("/tv/{tv_id}/top_rated"), words_after_the_identifier("/tv/popular")
+    (['top', 'rated'], [])
+    """
+    found = re.search(r"\{[^}]+\}(.*)$", path or "")
+    return re.findall(r"[a-z]+", re.sub(r"\{[^}]*\}", "", found.group(1).lower())) if found else []

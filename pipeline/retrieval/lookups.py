@@ -8,6 +8,8 @@ and of no goal of the request gets one of them as a lookup goal:
   which is looked up in turn (its search, with the same words); a resource of people is named by a
   person's name too ("a song by Ana Ruiz" -> the artist's songs, the artist by the search); the thing it
   is named through is the narrower one ("the newest album of Ana Ruiz" is one of hers, not of all);
+- a read of the things related to one of its own resource whose path words the goal's words say ("the
+  first album similar to Blue Train" -> `/albums/{album_id}/similar`): that one is looked up in turn;
 - a list whose picks the goal's words say ("the best rated album" -> `/albums/best_rated`, whose picks are
   best, rated): the request names the thing by the list it is on, and no name is there to search by;
 - else the search: the translator fills its words from the request ("the song Blue Moon" -> its query);
@@ -21,10 +23,11 @@ The planner decides whether calling it costs less than asking the user (`stages.
 from __future__ import annotations
 
 from pipeline.language.names import names_a_person
-from pipeline.language.picks import picks_said, resources_named
+from pipeline.language.picks import picks_said, resources_named, stems
 from pipeline.language.words import PERSON_NOUNS
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified
+from pipeline.packs.rest import identified, words_after_the_identifier
+from pipeline.values.normalizers import _stem
 
 
 def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = None) -> dict[str, str]:
@@ -51,7 +54,7 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
             chain = seen.get(goal, set()) | {own, wanted}
             by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
             ways = [] if by_name else [_through_the_named(pack, argument, accepts, said, chain),
-                                       _list_said(pack, accepts, said)]
+                                       _related_said(pack, argument, accepts, said), _list_said(pack, accepts, said)]
             ways += [*(_search_of(pack, kind, wanted) for kind in accepts), _through_the_only(pack, argument, accepts, chain)]
             for lookup in ways:
                 if lookup and lookup not in goals and lookup not in found:
@@ -120,6 +123,26 @@ def preferred(pack: Pack, argument: str, reads: dict[str, str]) -> str | None:
         http = pack.spec.apis[pack.spec.goals[goal].api].http
         return http is None or argument in http.outputs
     return min(reads, key=inside)
+
+
+def _related_said(pack: Pack, argument: str, kinds: list[str], words: str) -> str | None:
+    """The read of the things related to one of the argument's own resource (`/albums/{album_id}/similar`)
+    whose path words after the identifier the words say ("the first album similar to Blue Train"): the
+    thing is one of those, and the one they are related to is looked up in turn. None unless one is said."""
+    wanted, said = identified(argument), stems(words)
+    found = []
+    for name, api in pack.spec.apis.items():
+        required = [a for a in api.arguments if a not in api.optional]
+        if api.produces not in kinds or api.effects or api.http is None or len(required) != 1 \
+                or identified(required[0]) != wanted:
+            continue
+        tail = {_stem(w) for w in words_after_the_identifier(api.http.path)}
+        if tail and tail <= said:
+            try:
+                found.append(pack.goal_of_api(name))
+            except KeyError:
+                continue
+    return found[0] if len(found) == 1 else None
 
 
 def _list_said(pack: Pack, kinds: list[str], words: str) -> str | None:

@@ -26,7 +26,7 @@ from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified, last_noun, singular, snake_words
+from pipeline.packs.rest import identified, last_noun, singular, snake_words, words_after_the_identifier
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import holders, preferred
 from pipeline.retrieval.speech_acts import (
@@ -638,8 +638,7 @@ class Retriever:
     def _path_words(self, goal: str) -> set[str]:
         """The folded words of a goal's path after its first identifier (`/tv/{tv_id}/similar` -> similar)."""
         api = self.pack.spec.apis[self.pack.spec.goals[goal].api]
-        tail = _after_the_identifier(api.http.path) if api.http is not None else None
-        return {_stem(w) for w in _path_literals(tail or "")}
+        return {_stem(w) for w in words_after_the_identifier(api.http.path if api.http is not None else "")}
 
     def _the_person_named(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
         """A list or a search of a resource chosen for words that write a person's name and name no other
@@ -1013,6 +1012,11 @@ class Retriever:
             sources.append(words)
             contexts.append(pointed_at)
         if not chosen:
+            if len(clauses) == 1 and clauses[0].asks and not foreign and whole_judged \
+                    and ranked[0].score >= first_threshold and self._vouched_for(clauses[0].text):
+                # One clause is the whole request, which scores in the domain with its values said (the
+                # clause is judged without them: "the third episode of ...") and the goal head vouches for.
+                return [ScoredGoal(best[0].goal, max(best[0].score, ranked[0].score), query, chosen_by=best[0].chosen_by)]
             if any(c.asks for c in clauses):
                 return []  # it asks, but for nothing this domain does ("can you recommend a restaurant")
             # Nothing asks in so many words ("my customer Tom Reed has a new email ..."): one goal.

@@ -110,3 +110,31 @@ def test_a_clause_that_points_back_with_a_verb_of_its_own_asks_that_kind_of_call
     retriever = get_retriever(club)
     assert [g.goal for g in retriever.by_clause("member ann-7 got a new display name, show it")] == ["get_member"]
     assert [g.goal for g in retriever.by_clause("member ann-7 was set up by mistake, remove it")] == ["remove_member"]
+
+
+def test_a_name_in_a_goals_own_words_is_that_goals_name(tmp_path):
+    """Two calls of a request each take a name ("a team called Night Owls and a badge named early_bird"): a
+    name said in one call's own words is read for that call's arguments, not for another's of the same kind."""
+    from pipeline.llm.grammar import ir_grammar
+
+    spec = {"openapi": "3.0.3", "info": {"title": "Guild"}, "paths": {
+        "/teams": {"post": {"operationId": "createTeam", "summary": "Create a team",
+                            "requestBody": _body(["display_name"], display_name=STRING),
+                            "responses": _answer({"type": "object", "properties": {"id": STRING}})}},
+        "/teams/{team_id}/badges": {"post": {
+            "operationId": "createBadge", "summary": "Create a badge of a team",
+            "parameters": [{"name": "team_id", "in": "path", "required": True, "schema": STRING}],
+            "requestBody": _body(["unique_name"], unique_name=STRING, friendly_name=STRING),
+            "responses": _answer({"type": "object", "properties": {"id": STRING}})}}}}
+    path = tmp_path / "guild.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("guild")
+        first, second = "set up a team called Night Owls", "add a badge named early_bird to it"
+        grammar = ir_grammar(pack, f"{first} and {second}", date(2026, 5, 4), ["create_team", "create_badge"],
+                             fixed=True, sources=[first, second], contexts=["", ""])
+        offered = {line.split(" ::= ")[0]: line.split(" ::= ")[1] for line in grammar.splitlines() if " ::= " in line}
+        assert "Night Owls" in offered["v_display_name_1"]
+        assert not any("Night Owls" in body for name, body in offered.items() if name.endswith("_2"))
+        assert "early_bird" in offered["v_unique_name_2"]
