@@ -2,7 +2,8 @@
 
 A query set is a JSON list of `{"query", "solution": ["GET /search/person", "GET /person/{person_id}"]}`,
 each solution the gold sequence of operations (method and path as the spec writes them). A plan is read
-as the same sequence: its calls in order, each as its operation's method and path. The figures:
+as the same sequence: its calls in order, each as its operation's method and path. Steps are compared with
+their path parameters unnamed (`GET /person/{}`). The figures:
 
 - correct path (the paper's): the gold sequence stands in the plan's, in order, other calls allowed between;
 - exact: the plan's sequence is the gold one;
@@ -15,6 +16,7 @@ as the same sequence: its calls in order, each as its operation's method and pat
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -33,6 +35,17 @@ class Query(BaseModel):
     @classmethod
     def _as_written_in_paths(cls, steps: list[str]) -> list[str]:
         return [" ".join(step.split()) for step in steps]  # the published set has stray spaces in a few
+
+
+def as_steps(calls: list[str]) -> list[str]:
+    """Calls as the steps compared. The published set names one path parameter as another; OpenAPI holds
+    paths that differ only in their parameters' names to be the same path, so a step is its method and
+    path with the parameters unnamed.
+
+    >>> as_steps(["GET /person/{movie_id}/movie_credits"])
+    ['GET /person/{}/movie_credits']
+    """
+    return [re.sub(r"\{[^}]*\}", "{}", call) for call in calls]
 
 
 class QueryResult(BaseModel):
@@ -74,10 +87,11 @@ def evaluate_restbench(pack: str, operations: dict[str, str], queries: list[Quer
             run = run_pipeline(query.query, pack, translator=translator)
             latency = (time.perf_counter() - started) * 1000
             planned = [operations.get(call.api, call.api) for call in run.plan.calls] if run.plan else []
+            gold, steps = as_steps(query.solution), as_steps(planned)
             results.append(QueryResult(
                 query=query.query, gold=query.solution, planned=planned, latency_ms=round(latency, 1),
-                correct_path=bool(planned) and in_order(query.solution, planned), exact=planned == query.solution,
-                first_call=bool(planned) and planned[0] == query.solution[0],
+                correct_path=bool(steps) and in_order(gold, steps), exact=steps == gold,
+                first_call=bool(steps) and steps[0] == gold[0],
                 failure=run.failure.kind if run.plan is None and run.failure else None,
                 message=run.failure.message if run.plan is None and run.failure else ""))
     return {"queries": [r.model_dump() for r in results], "summary": summarize(results)}

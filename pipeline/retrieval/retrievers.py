@@ -1095,7 +1095,8 @@ class Retriever:
         head = without_topic(clause)
         if head is not None:
             top, foreign = self._judge(head, kind)
-            if top.score >= threshold:
+            # names a goal by the pack's own threshold: a caller's lower one ("tell me" scores above zero) does not
+            if top.score >= max(threshold, self.first_threshold):
                 return top, foreign
         return self._judge(clause, kind)
 

@@ -228,13 +228,14 @@ def test_eval_restbench_scores_plans_as_call_paths(tmp_path):
     spec.write_text(json.dumps(SONGS), encoding="utf-8")
     queries = tmp_path / "queries.json"
     queries.write_text(json.dumps([
-        {"query": "show me the lyrics of song 12", "solution": ["GET /songs/{song_id}/lyrics"]},
+        {"query": "show me the lyrics of song 12", "solution": ["GET /songs/{id}/lyrics"]},
         {"query": "remove song 7", "solution": [" GET /search/song", "DELETE /songs/{song_id}"]}]), encoding="utf-8")
     result = CliRunner().invoke(app, ["eval-restbench", "--spec", str(spec), "--queries", str(queries), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     first, second = report["queries"]
     assert second["gold"][0] == "GET /search/song"  # a published gold step's stray spaces are not a miss
+    # a path parameter named otherwise is the same path (OpenAPI): the plan's call is the gold one
     assert first["planned"] == ["GET /songs/{song_id}/lyrics"] and first["correct_path"] and first["exact"]
     assert second["planned"] == ["DELETE /songs/{song_id}"] and not second["correct_path"] and not second["exact"]
     summary = report["summary"]
@@ -582,6 +583,21 @@ def test_a_request_of_one_clause_in_the_domain_with_its_values_is_not_refused_wi
         assert retriever._best_for_clause(clause, retriever.first_threshold)[0].score < retriever.first_threshold
         assert [g.goal for g in retriever._by_clause(words, None, None, 3)] == ["get_episode"]
         assert retriever.by_clause("what is the weather like in Lisbon tomorrow") == []
+
+
+def test_words_left_when_the_topic_is_cut_name_no_goal_by_a_lowered_threshold(songs):
+    """"tell me about the song Blue Moon": cut of its topic, "tell me" names no goal of the pack; judged with a
+    caller's threshold of zero (the goal head let the request in) it still does not, and the clause's goal is
+    judged on its whole words."""
+    from pipeline.retrieval.retrievers import get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    assert retriever._judge("tell me")[0].score < retriever.first_threshold
+    for words, goal in (("tell me about the lyrics of Blue Moon", "get_lyrics"), ("tell me about the song Blue Moon",
+                                                                                   "get_song")):
+        assert retriever._best_for_clause(words, 0.0)[0].goal == goal
+        assert retriever._best_for_clause(words, retriever.first_threshold)[0].goal == goal
 
 
 def test_a_list_whose_picks_the_words_do_not_say_gives_way(tmp_path):
