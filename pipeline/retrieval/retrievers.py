@@ -770,9 +770,9 @@ class Retriever:
         broken over the original schema and SGD-X v1-v5; on SGD dev (30 openings a service) 53 fixed, 10
         broken. It keeps the chosen goal when the words say its verb and not the other's ("book a car":
         the booking), and a search the words ask for ("find me a car": the booking is asked in words of its
-        own)."""
+        own). Not for a REST API's operations, where the head is no judge of which call (`_head_picks_goals`)."""
         linker = self._gate_linker()
-        if linker is None:
+        if linker is None or not self._head_picks_goals:
             return chosen
         ranked = rank(chosen.source)[:3]
         mine = next((g for g in ranked if g.goal == chosen.goal), None)
