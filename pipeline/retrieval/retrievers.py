@@ -363,7 +363,7 @@ class Retriever:
         (whose things a list of all is not: "the best rated film of Ana Ruiz"), the picks they say, and what a
         chosen list leads to."""
         chosen = self._the_resource_said(self._the_one_named(self._the_verb_says(chosen, rank), rank), words)
-        chosen = self._the_picks_say(self._the_person_named(chosen, words), words, rank)
+        chosen = self._the_picks_say(self._the_person_named(chosen, words, rank), words, rank)
         return self._what_the_list_leads_to(chosen, rank)
 
     def _the_part_said(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
@@ -640,17 +640,22 @@ class Retriever:
         api = self.pack.spec.apis[self.pack.spec.goals[goal].api]
         return {_stem(w) for w in words_after_the_identifier(api.http.path if api.http is not None else "")}
 
-    def _the_person_named(self, chosen: ScoredGoal, words: str) -> ScoredGoal:
+    def _the_person_named(self, chosen: ScoredGoal, words: str,
+                          rank: Callable[[str], list[ScoredGoal]] | None = None) -> ScoredGoal:
         """A list or a search of a resource chosen for words that write a person's name and name no other
         resource ("the latest film of Ana Ruiz") asks for that person's ones: the read of the API's resource
         of people (`person_nouns`) whose answer holds that resource's ids (`lookups.holders`); the person is
-        then found by the name."""
+        then found by the name. Words that say a part of such a thing its read answers with (the part's word
+        after the identifier in its path, within NEAR_TIE of the list in `rank`) ask for that read instead:
+        the thing is then found through the person (`lookups`)."""
         rest = self._rest(chosen.goal)
         if rest is None or rest.action not in ("list", "search") or rest.resource in PERSON_NOUNS \
                 or not names_a_person(words):
             return chosen
         if resources_named(self._resources - {rest.resource}, words):
             return chosen
+        if rank is not None and (part := self._a_part_said(rest.resource, chosen, words, rank)) is not None:
+            return part  # "when is Ana Ruiz's latest film out": a part of one of hers, found through her
         for argument, spec in self.pack.spec.arguments.items():
             if identified(argument) == rest.resource and spec.accepts_output:
                 people = {goal: resource for goal, resource in holders(self.pack, argument, spec.accepts_output).items()
@@ -659,6 +664,22 @@ class Retriever:
                     return ScoredGoal(read, chosen.score, chosen.source, chosen.context,
                                       f"a person named ({people[read]})")
         return chosen
+
+    def _a_part_said(self, resource: str, chosen: ScoredGoal, words: str,
+                     rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal | None:
+        """The read of a part of one thing of the resource (`/films/{film_id}/release_dates`) whose part the
+        words say in so many words (folded), ranked within NEAR_TIE of the chosen goal; None without one."""
+        said = {_stem(w) for w in re.findall(r"[a-z]+", words.lower()) if w not in FUNCTION_WORDS}
+        for other in rank(chosen.source)[:VERB_RANKS]:
+            theirs, api = self._rest(other.goal), self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            required = [a for a in api.arguments if a not in api.optional]
+            if theirs is None or theirs.action != "read" or theirs.resource != resource or api.http is None \
+                    or len(required) != 1 or identified(required[0]) != resource \
+                    or chosen.score - other.score >= NEAR_TIE:
+                continue
+            if said & {_stem(w) for w in words_after_the_identifier(api.http.path)}:
+                return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "a part of theirs said")
+        return None
 
     @cached_property
     def _answer_words(self) -> set[str]:

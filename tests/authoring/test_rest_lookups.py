@@ -600,6 +600,41 @@ def test_words_left_when_the_topic_is_cut_name_no_goal_by_a_lowered_threshold(so
         assert retriever._best_for_clause(words, retriever.first_threshold)[0].goal == goal
 
 
+def test_a_part_of_a_persons_thing_said_asks_for_the_read_of_that_part(tmp_path):
+    """"reviews of Ana Ruiz's newest album": a search of albums chosen for words naming a person asks for a
+    part of one of hers the words say (the path's word after the album's id), not for her albums alone; with
+    no part said, for her albums."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    spec = json.loads(json.dumps(RECORDS))
+    spec["paths"]["/search/artist"] = {"get": {
+        "operationId": "searchArtists", "summary": "Search artists by their name",
+        "parameters": [{"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}],
+        "responses": _answer(_obj(results={"type": "array", "items": _obj(id="integer", name="string")}))}}
+    spec["paths"]["/artists/{artist_id}/albums"] = {"get": {
+        "operationId": "artistAlbums", "summary": "The albums of an artist",
+        "parameters": [{"name": "artist_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": _answer(_obj(items={"type": "array", "items": ALBUM}))}}
+    spec["paths"]["/albums/{album_id}/reviews"] = {"get": {
+        "operationId": "albumReviews", "summary": "The reviews of an album",
+        "parameters": [{"name": "album_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": _answer(_obj(items={"type": "array", "items": _obj(author="string", text="string")}))}}
+    path = tmp_path / "records.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("records")
+        retriever = get_retriever(pack)
+
+        def asked(words):
+            chosen = ScoredGoal("search_albums", retriever.rank(words)[0].score, words)
+            return retriever._the_person_named(chosen, words, retriever.rank).goal
+        assert asked("reviews of Ana Ruiz's newest album") == "album_reviews"
+        assert asked("Ana Ruiz's newest album") == "artist_albums"
+        assert lookup_goals(pack, ["album_reviews"], {"album_reviews": "reviews of Ana Ruiz's newest album"}) == {
+            "artist_albums": "album_reviews", "search_artists": "artist_albums"}
+
+
 def test_a_list_whose_picks_the_words_do_not_say_gives_way(tmp_path):
     from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
 
