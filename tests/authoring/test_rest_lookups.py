@@ -447,11 +447,16 @@ def test_an_id_inside_an_answer_is_taken_from_its_place_and_never_replaced_by_th
     assert done.value_for("label_id") == "77" and done.value_for("album_id") == "5" and done.lacks == ["song_id"]
 
 
-def test_a_person_named_by_name_is_searched_and_what_is_theirs_found_through_them(tmp_path):
-    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+def _an_albums(operation: str, summary: str, answer: dict) -> dict:
+    """A read of something of one album (`/albums/{album_id}/...`)."""
+    return {"get": {"operationId": operation, "summary": summary,
+                    "parameters": [{"name": "album_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "responses": _answer(answer)}}
 
+
+def _with_artists(artist: dict) -> dict:
+    """RECORDS with a search of artists, whose items are `artist`, and the albums of one artist."""
     spec = json.loads(json.dumps(RECORDS))
-    artist = _obj(id="integer", name="string", born="string")
     spec["paths"]["/search/artist"] = {"get": {
         "operationId": "searchArtists", "summary": "Search artists by their name",
         "parameters": [{"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}],
@@ -460,10 +465,22 @@ def test_a_person_named_by_name_is_searched_and_what_is_theirs_found_through_the
         "operationId": "artistAlbums", "summary": "The albums of an artist",
         "parameters": [{"name": "artist_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
         "responses": _answer(_obj(items={"type": "array", "items": ALBUM}))}}
+    return spec
+
+
+def _imported(tmp_path, spec: dict):
+    """The packs root the spec (named records) is imported into."""
     path = tmp_path / "records.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
+    return tmp_path / "packs"
+
+
+def test_a_person_named_by_name_is_searched_and_what_is_theirs_found_through_them(tmp_path):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    spec = _with_artists(_obj(id="integer", name="string", born="string"))
+    with using_packs_root(_imported(tmp_path, spec)):
         pack = load_pack("records")
         # an album of a person named by name: through the artist's albums, the artist by the search
         assert lookup_goals(pack, ["get_album"], {"get_album": "the label of the newest album by Ana Ruiz"}) == {
@@ -484,22 +501,10 @@ def test_a_chain_of_lookups_feeds_each_goal_from_the_lookup_found_for_it(tmp_pat
 
     from pipeline.llm.grammar import ir_grammar
 
-    spec = json.loads(json.dumps(RECORDS))
-    artist = _obj(id="integer", name="string", known_for={"type": "array", "items": ALBUM})
-    spec["paths"]["/search/artist"] = {"get": {
-        "operationId": "searchArtists", "summary": "Search artists by their name",
-        "parameters": [{"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}],
-        "responses": _answer(_obj(results={"type": "array", "items": artist}))}}
-    spec["paths"]["/artists/{artist_id}/albums"] = {"get": {
-        "operationId": "artistAlbums", "summary": "The albums of an artist",
-        "parameters": [{"name": "artist_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
-        "responses": _answer(_obj(items={"type": "array", "items": ALBUM}))}}
+    spec = _with_artists(_obj(id="integer", name="string", known_for={"type": "array", "items": ALBUM}))
     spec["paths"]["/albums/{album_id}"]["get"]["responses"] = _answer(_obj(
         id="integer", title="string", artists={"type": "array", "items": _obj(id="integer", name="string")}))
-    path = tmp_path / "records.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
+    with using_packs_root(_imported(tmp_path, spec)):
         pack = load_pack("records")
         words = "the newest album by Ana Ruiz"
         found = lookup_goals(pack, ["get_album"], {"get_album": words})
@@ -519,14 +524,9 @@ def test_a_thing_named_as_related_to_another_is_found_through_the_read_of_those_
     """"the first album similar to Blue Train": one of the albums similar to that one, which the search finds;
     words that do not say the path's word find the album itself."""
     spec = json.loads(json.dumps(RECORDS))
-    spec["paths"]["/albums/{album_id}/similar"] = {"get": {
-        "operationId": "similarAlbums", "summary": "Albums like an album",
-        "parameters": [{"name": "album_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
-        "responses": _answer(_obj(results={"type": "array", "items": ALBUM}))}}
-    path = tmp_path / "records.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
+    spec["paths"]["/albums/{album_id}/similar"] = _an_albums("similarAlbums", "Albums like an album",
+                                                             _obj(results={"type": "array", "items": ALBUM}))
+    with using_packs_root(_imported(tmp_path, spec)):
         pack = load_pack("records")
         assert lookup_goals(pack, ["get_album"], {"get_album": "the label of the first album similar to Blue Train"}) \
             == {"similar_albums": "get_album", "search_albums": "similar_albums"}
@@ -606,23 +606,11 @@ def test_a_part_of_a_persons_thing_said_asks_for_the_read_of_that_part(tmp_path)
     no part said, for her albums."""
     from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
 
-    spec = json.loads(json.dumps(RECORDS))
-    spec["paths"]["/search/artist"] = {"get": {
-        "operationId": "searchArtists", "summary": "Search artists by their name",
-        "parameters": [{"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}],
-        "responses": _answer(_obj(results={"type": "array", "items": _obj(id="integer", name="string")}))}}
-    spec["paths"]["/artists/{artist_id}/albums"] = {"get": {
-        "operationId": "artistAlbums", "summary": "The albums of an artist",
-        "parameters": [{"name": "artist_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
-        "responses": _answer(_obj(items={"type": "array", "items": ALBUM}))}}
-    spec["paths"]["/albums/{album_id}/reviews"] = {"get": {
-        "operationId": "albumReviews", "summary": "The reviews of an album",
-        "parameters": [{"name": "album_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
-        "responses": _answer(_obj(items={"type": "array", "items": _obj(author="string", text="string")}))}}
-    path = tmp_path / "records.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
+    spec = _with_artists(_obj(id="integer", name="string"))
+    spec["paths"]["/albums/{album_id}/reviews"] = _an_albums(
+        "albumReviews", "The reviews of an album",
+        _obj(items={"type": "array", "items": _obj(author="string", text="string")}))
+    with using_packs_root(_imported(tmp_path, spec)):
         pack = load_pack("records")
         retriever = get_retriever(pack)
 
