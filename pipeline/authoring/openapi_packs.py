@@ -7,7 +7,8 @@ the translator reads. What it takes becomes arguments, named by these rules:
   its method and path (`POST /emails/{email_id}/cancel` -> `post_emails_email_id_cancel`);
 - an argument is its parameter's or property's name in snake case; a property of a nested object joins its
   path with `_` (`category.name` -> `category_name`); a body's own identifier is named after its schema (the
-  `id` of an `Order` -> `order_id`, as a path parameter would name it); a body that is one value is named
+  `id` of an `Order` -> `order_id`, as a path parameter would name it), and so is a path's bare `id` after
+  the resource's word (`/tracks/{id}` -> `track_id`); a body that is one value is named
   after its schema; a header the spec's credentials go in is no argument;
 - the pack's arguments are shared by its APIs, so one name must mean one thing: a property of a named
   schema whose name other schemas or parameters use too is qualified by its schema (a `Booking`'s `name` ->
@@ -49,6 +50,7 @@ from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, 
 from pipeline.language.words import word_lists
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
 from pipeline.packs.pack import NAME
+from pipeline.packs.rest import path_identifiers
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
 
 GENERATOR = "import-openapi"
@@ -93,10 +95,12 @@ def api_names(document: ApiDocument) -> dict[str, str]:
     return names
 
 
-def _argument_base(field: RequestField) -> str:
+def _argument_base(field: RequestField, path: str) -> str:
     if field.wire == "":
         return _owner_word(field.owner) or "request_body"
     name = snake(field.wire.replace(".", "_"))
+    if field.location == "path" and name == "id" and (resource := path_identifiers(path).get(field.wire)):
+        return f"{resource}_id"  # `/tracks/{id}`: a track's id, not one `id` shared by every resource's paths
     if field.location in ("body", "form") and ID_FIELD.fullmatch(name) and field.owner:
         name = f"{_owner_word(field.owner)}_{name}"  # an Order's `id` is an order_id, as a path would name it
     return f"{name}_value" if name in RESERVED else name
@@ -172,7 +176,7 @@ def argument_names(document: ApiDocument, apis: dict[str, str]) -> dict[tuple[st
     owners: dict[str, set[str]] = {}
     for operation in document.operations:
         for field in operation.fields:
-            base = _argument_base(field)
+            base = _argument_base(field, operation.path)
             signature = repr(_normalizer(field, base))
             uses.setdefault(base, []).append((operation, field, signature))
             owners.setdefault(base, set()).add(field.owner)
@@ -292,7 +296,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
             where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
             if where:
                 binding.setdefault(where, {})[field.wire] = argument
-            normalizer, extra = _normalizer(field, _argument_base(field))
+            normalizer, extra = _normalizer(field, _argument_base(field, operation.path))
             if field.location == "body" and field.kind in JSON_TYPES:
                 binding.setdefault("types", {})[argument] = field.kind
             if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)

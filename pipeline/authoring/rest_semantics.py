@@ -28,12 +28,15 @@ An identifier inside an answer (`Operation.held_ids`: `networks[].id`, `cast[].i
 its holder's name says (`production_companies` -> company), else the resource whose *portrait* the holder's
 fields resemble most: a portrait is the fields a resource is answered with where it is the whole answer (its
 read of one, the items of its search). A cast member's fields (name, gender, profile_path, ...) are a
-person's; a collection's `parts` are movies.
+person's; a collection's `parts` are movies. Before the portrait: the items of pages the answer holds under
+two resources' names or more, by one key (`shows.items[].id`, `studios.items[].id`: a search across kinds
+answering a page of each), are that resource's.
 
 >>> held = Operation(key="h", method="GET", path="/shows/{show_id}", held_ids={
-...     "studios[].id": ["id", "name"], "cast[].id": ["id", "name", "birthday", "role"], "ratings[].id": ["id", "stars"]})
+...     "studios[].id": ["id", "name"], "cast[].id": ["id", "name", "birthday", "role"], "ratings[].id": ["id", "stars"],
+...     "shows.items[].id": ["id", "name"], "studios.items[].id": ["id", "name"]})
 >>> held_resources(held, {"show", "studio", "person"}, {"person": {"id", "name", "birthday", "photo"}})
-{'studios[].id': 'studio', 'cast[].id': 'person'}
+{'studios[].id': 'studio', 'cast[].id': 'person', 'shows.items[].id': 'show', 'studios.items[].id': 'studio'}
 
 A list's picks are the words of its path after its resource that name no resource and no action: which of
 the resource's things it lists (`/movie/top_rated` -> top, rated; `/movie/now_playing` -> now, playing;
@@ -190,12 +193,25 @@ PORTRAIT_FIELDS = 2
 def held_resources(operation: Operation, nouns: set[str], portrait: dict[str, set[str]]) -> dict[str, str]:
     """Path of an identifier inside the answer -> the resource it identifies (the module docstring's rule);
     an identifier neither rule types is left out."""
+    def noun(key: str) -> str:
+        return singular(snake_words(re.sub(r"\[\]$", "", key)).rsplit("_", 1)[-1])
+
+    # a key that holds the items of pages of two resources or more (`albums.items[]`, `artists.items[]`)
+    parents: dict[str, set[str]] = {}
+    for path in operation.held_ids:
+        keys = path.split(".")
+        if len(keys) >= 3 and keys[-2].endswith("[]") and noun(keys[-3]) in nouns:
+            parents.setdefault(keys[-2], set()).add(noun(keys[-3]))
+    pages = {key for key, resources in parents.items() if len(resources) > 1}
     typed = {}
     for path, fields in operation.held_ids.items():
-        holder = re.sub(r"\[\]$", "", path.rsplit(".", 1)[0].rsplit(".", 1)[-1])
-        named = singular(snake_words(holder).rsplit("_", 1)[-1])
+        keys = path.split(".")
+        named = noun(keys[-2]) if len(keys) >= 2 else ""
         if named in nouns:
             typed[path] = named
+            continue
+        if len(keys) >= 3 and keys[-2] in pages:
+            typed[path] = noun(keys[-3])
             continue
         own = {f for f in fields if not ID_SUFFIX.search(snake_words(f))}
         scores = sorted(((len(own & p), r) for r, p in portrait.items()), reverse=True)

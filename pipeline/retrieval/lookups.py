@@ -26,7 +26,7 @@ from pipeline.language.names import names_a_person
 from pipeline.language.picks import picks_said, resources_named, stems
 from pipeline.language.words import PERSON_NOUNS
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified, words_after_the_identifier
+from pipeline.packs.rest import identified, singular, snake_words, words_after_the_identifier
 from pipeline.values.normalizers import _stem
 
 
@@ -55,7 +55,7 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
             by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
             ways = [] if by_name else [_through_the_named(pack, argument, accepts, said, chain),
                                        _related_said(pack, argument, accepts, said), _list_said(pack, accepts, said)]
-            ways += [*(_search_of(pack, kind, wanted) for kind in accepts), _through_the_only(pack, argument, accepts, chain)]
+            ways += [*(_search_of(pack, kind, wanted, argument) for kind in accepts), _through_the_only(pack, argument, accepts, chain)]
             for lookup in ways:
                 if lookup and lookup not in goals and lookup not in found:
                     found[lookup] = goal
@@ -165,12 +165,16 @@ def _list_said(pack: Pack, kinds: list[str], words: str) -> str | None:
     return best
 
 
-def _search_of(pack: Pack, kind: str, resource: str) -> str | None:
+def _search_of(pack: Pack, kind: str, resource: str, argument: str) -> str | None:
     """The goal of the search API of `resource` whose output is `kind`, when it needs only words (no
-    identifier); a search of another resource whose items hold one is no search for it."""
+    identifier); a search of another resource whose items hold one is no search for it, a search across
+    kinds whose answer holds the resource's own page of them (`tracks.items[].id`) is."""
     for name, api in pack.spec.apis.items():
-        if api.produces != kind or api.rest is None or api.rest.action != "search" or not api.rest.finds \
-                or api.rest.resource != resource:
+        if api.produces != kind or api.rest is None or api.rest.action != "search":
+            continue
+        held = api.http.outputs.get(argument, "") if api.http is not None else ""
+        across = singular(snake_words(held.split(".", 1)[0].removesuffix("[]"))) == resource  # `tracks.items[].id`
+        if not (api.rest.finds and api.rest.resource == resource or across):
             continue
         required = [a for a in api.arguments if a not in api.optional]
         if required and all(not pack.spec.arguments[a].accepts_output for a in required):

@@ -837,3 +837,43 @@ def test_a_request_for_a_deed_the_api_does_not_document_is_refused_with_the_reas
     assert clauses[0].refused == "the API documents nothing that would 'refund'"
     run = run_pipeline("refund my song Blue Moon", "songs", translator="hf")  # no call asked: no LLM either
     assert run.failure.kind == "out_of_domain" and "'refund'" in run.failure.message
+
+
+def _page_of(item: dict) -> dict:
+    return _obj(items={"type": "array", "items": item})
+
+
+JUKEBOX_TRACK = _obj(id="string", name="string", uri="string")
+JUKEBOX_ARTIST = _obj(id="string", name="string", genres={"type": "array", "items": {"type": "string"}})
+JUKEBOX = {"openapi": "3.0.3", "info": {"title": "Jukebox"}, "paths": {
+    "/search": {"get": {"operationId": "search", "summary": "Search the catalog",
+                        "parameters": [{"name": "q", "in": "query", "required": True, "schema": {"type": "string"}},
+                                       {"name": "type", "in": "query", "required": True,
+                                        "schema": {"type": "string", "enum": ["track", "artist"]}}],
+                        "responses": _answer(_obj(tracks=_page_of(JUKEBOX_TRACK), artists=_page_of(JUKEBOX_ARTIST)))}},
+    "/tracks/{id}": {"get": {"operationId": "getTrack", "summary": "Get a track",
+                             "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                             "responses": _answer(JUKEBOX_TRACK)}},
+    "/artists/{id}/top-tracks": {"get": {
+        "operationId": "getArtistTopTracks", "summary": "Get an artist's top tracks",
+        "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "responses": _answer(_obj(tracks={"type": "array", "items": JUKEBOX_TRACK}))}},
+}}
+
+
+def test_a_bare_id_in_a_path_is_its_resources_and_a_search_across_kinds_finds_each(tmp_path):
+    """`/tracks/{id}` and `/artists/{id}/...` take a track's id and an artist's, not one `id`; a search across
+    kinds answering a page of each (`tracks.items[]`, `artists.items[]`) feeds both, and is the lookup that
+    finds an artist named by name."""
+    path = tmp_path / "jukebox.json"
+    path.write_text(json.dumps(JUKEBOX), encoding="utf-8")
+    _, spec, _, _ = import_openapi(path, tmp_path / "packs")
+    assert spec["apis"]["get_track"]["http"]["path"] == "/tracks/{track_id}"
+    assert spec["apis"]["get_artist_top_tracks"]["http"]["path"] == "/artists/{artist_id}/top-tracks"
+    assert spec["apis"]["search"]["http"]["outputs"] == {"track_id": "tracks.items[].id",
+                                                         "artist_id": "artists.items[].id"}
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("jukebox")
+        assert "search_result" in pack.spec.arguments["artist_id"].accepts_output
+        assert lookup_goals(pack, ["get_artist_top_tracks"], {"get_artist_top_tracks": "the top tracks of Ana Ruiz"}) \
+            == {"search": "get_artist_top_tracks"}
