@@ -53,6 +53,11 @@ def resources_named(resources, words: str) -> set[str]:
     ['book', 'order']
     >>> resources_named({"form", "verification"}, "fetch a verification for me")
     {'verification'}
+
+    A resource whose noun is a word of the language (`/me`) is not named by that word:
+
+    >>> resources_named({"me", "playlist"}, "make me a playlist")
+    {'playlist'}
     """
     tokens = re.findall(r"[a-z]+", words.lower())
     said = [{_stem(w), same_thing(w)} for w in tokens]  # each word, folded, and its group's word
@@ -64,6 +69,8 @@ def resources_named(resources, words: str) -> set[str]:
         if len(parts) > 1:
             found = [(i, i + len(parts)) for i in range(len(tokens) - len(parts) + 1)
                      if all(_stem(p) in said[i + k] for k, p in enumerate(parts))]
+        elif resource in _LANGUAGE:  # `/me`: "make me a list" names no resource
+            continue
         else:
             forms = {_stem(resource), same_thing(resource)}
             found = [(i, i + 1) for i, w in enumerate(said) if forms & w] + \

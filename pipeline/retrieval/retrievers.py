@@ -605,7 +605,9 @@ class Retriever:
         tails = {name: _after_the_identifier(self.pack.spec.apis[goal.api].http.path)
                  for name, goal in self.pack.spec.goals.items()
                  if (theirs := self._rest(name)) is not None and theirs.resource == other and theirs.action == rest.action}
-        own = [name for name, theirs in tails.items() if theirs in (None, "")]  # on the resource itself: `/services`
+        # on the resource itself: `/services`, or its collection under another's (`/users/{user_id}/playlists`)
+        own = [name for name, theirs in tails.items() if theirs in (None, "")
+               or "{" not in theirs and "/" not in theirs.strip("/") and last_noun(snake_words(theirs.strip("/"))) == other]
         found = [name for name, theirs in tails.items() if theirs == tail] or \
             (own if rest.action in _CHANGES and len(own) == 1 else [])
         if found:

@@ -877,3 +877,35 @@ def test_a_bare_id_in_a_path_is_its_resources_and_a_search_across_kinds_finds_ea
         assert "search_result" in pack.spec.arguments["artist_id"].accepts_output
         assert lookup_goals(pack, ["get_artist_top_tracks"], {"get_artist_top_tracks": "the top tracks of Ana Ruiz"}) \
             == {"search": "get_artist_top_tracks"}
+
+
+def test_words_that_name_a_resource_ask_for_its_create_where_its_collection_hangs_under_another(tmp_path):
+    """"make me a playlist called Road Trip", chosen as adding tracks to a playlist, names a playlist and no
+    track: the create of a playlist, whose collection is under a user (`/users/{user_id}/playlists`); "me",
+    the current user's path, is a word of the language and names nothing."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    spec = json.loads(json.dumps(JUKEBOX))
+    user = [{"name": "user_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    playlist = [{"name": "playlist_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    spec["paths"]["/me"] = {"get": {"operationId": "getMe", "summary": "Get the current user's profile",
+                                    "responses": _answer(_obj(id="string", display_name="string"))}}
+    spec["paths"]["/users/{user_id}/playlists"] = {"post": {
+        "operationId": "createPlaylist", "summary": "Create a playlist", "parameters": user,
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["name"],
+                                                                    "properties": {"name": {"type": "string"}}}}}},
+        "responses": _answer(_obj(id="string", name="string"))}}
+    spec["paths"]["/playlists/{playlist_id}/tracks"] = {"post": {
+        "operationId": "addTracks", "summary": "Add tracks to a playlist", "parameters": playlist,
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
+            "uris": {"type": "array", "items": {"type": "string"}}}}}}},
+        "responses": _answer(_obj(snapshot_id="string"))}}
+    path = tmp_path / "jukebox.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        retriever = get_retriever(load_pack("jukebox"))
+        words = "make me a playlist called Road Trip"
+        assert retriever._the_resource_said(ScoredGoal("add_tracks", 0.4, words), words).goal == "create_playlist"
+        tracks = "put the track Blue Moon on playlist 7"
+        assert retriever._the_resource_said(ScoredGoal("add_tracks", 0.4, tracks), tracks).goal == "add_tracks"
