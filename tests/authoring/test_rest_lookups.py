@@ -468,9 +468,9 @@ def _with_artists(artist: dict) -> dict:
     return spec
 
 
-def _imported(tmp_path, spec: dict):
-    """The packs root the spec (named records) is imported into."""
-    path = tmp_path / "records.json"
+def _imported(tmp_path, spec: dict, name: str = "records"):
+    """The packs root the spec is imported into, as the pack `name`."""
+    path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     import_openapi(path, tmp_path / "packs")
     return tmp_path / "packs"
@@ -573,10 +573,7 @@ def test_a_request_of_one_clause_in_the_domain_with_its_values_is_not_refused_wi
     whole request may fall short on a mark alone: a question mark)."""
     from pipeline.retrieval.retrievers import get_retriever
 
-    path = tmp_path / "shows.json"
-    path.write_text(json.dumps(SHOWS), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
+    with using_packs_root(_imported(tmp_path, SHOWS, "shows")):
         retriever = get_retriever(load_pack("shows"))
         words = "What did the second episode of the third season of Night Harbor show?"
         clause = retriever.clauses(words)[0]
@@ -900,10 +897,7 @@ def test_words_that_name_a_resource_ask_for_its_create_where_its_collection_hang
         "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
             "uris": {"type": "array", "items": {"type": "string"}}}}}}},
         "responses": _answer(_obj(snapshot_id="string"))}}
-    path = tmp_path / "jukebox.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
+    with using_packs_root(_imported(tmp_path, spec, "jukebox")):
         retriever = get_retriever(load_pack("jukebox"))
         words = "make me a playlist called Road Trip"
         assert retriever._the_resource_said(ScoredGoal("add_tracks", 0.4, words), words).goal == "create_playlist"
