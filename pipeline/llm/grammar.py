@@ -25,7 +25,7 @@ from pipeline.language.values import link_values, with_values_named
 from pipeline.language.words import REQUEST_WORDS
 from pipeline.language.picks import picked_words, stems
 from pipeline.packs.pack import ArgumentType, Pack
-from pipeline.packs.rest import identified, path_identifiers
+from pipeline.packs.rest import identified, path_identifiers, singular, snake_words
 from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
 
@@ -155,6 +155,19 @@ def _as_looked_up(goals: list[str], position: int, outputs: list[int], lookups: 
     return [k for k in outputs if lookups.get(goals[k - 1]) == goals[position - 1]] or outputs
 
 
+def _kind_looked_up(pack: Pack, lookup: str, consumer: str) -> dict[str, list[str]]:
+    """A search across kinds found for one kind (`lookups._search_of`): its required closed argument that
+    says which kinds (`type`), given the value naming the kind the consumer needs (`tracks.items[].id`
+    feeds a track's id: "track"), whatever the words say; none where it is no such search."""
+    api, takes = pack.spec.apis[pack.spec.goals[lookup].api], set(pack.goal_takes(consumer))
+    if api.http is None:
+        return {}
+    kinds = {singular(snake_words(path.split(".", 1)[0].removesuffix("[]"))) for argument, path in api.http.outputs.items()
+             if argument in takes}
+    return {argument: [value] for argument in api.arguments if argument not in api.optional
+            for value in pack.value_spec(argument).values if singular(snake_words(value)) in kinds}
+
+
 def _finds_for(goal: str, lookups: Mapping[str, str]) -> set[str]:
     """The goals a lookup finds an id for, in turn (a search finds a person, whose films find a film)."""
     chain, consumer = set(), lookups.get(goal)
@@ -282,6 +295,8 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             others = [g for j, g in enumerate(goals, 1) if j != i]
             by_position[i] = _without_picks(pack, _without_references(pack, by_position.get(i, whole), others),
                                             [g for g in goals if g in lookups])
+            if goal in lookups:
+                by_position[i] = {**by_position[i], **_kind_looked_up(pack, goal, lookups[goal])}
     count = len(goals) if fixed else min(max_goals, len(goals))
     rules: list[str] = []
     defined: set[str] = set()

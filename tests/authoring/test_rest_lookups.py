@@ -861,7 +861,11 @@ JUKEBOX = {"openapi": "3.0.3", "info": {"title": "Jukebox"}, "paths": {
 def test_a_bare_id_in_a_path_is_its_resources_and_a_search_across_kinds_finds_each(tmp_path):
     """`/tracks/{id}` and `/artists/{id}/...` take a track's id and an artist's, not one `id`; a search across
     kinds answering a page of each (`tracks.items[]`, `artists.items[]`) feeds both, and is the lookup that
-    finds an artist named by name."""
+    finds an artist named by name, told to look for artists."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
     path = tmp_path / "jukebox.json"
     path.write_text(json.dumps(JUKEBOX), encoding="utf-8")
     _, spec, _, _ = import_openapi(path, tmp_path / "packs")
@@ -872,8 +876,13 @@ def test_a_bare_id_in_a_path_is_its_resources_and_a_search_across_kinds_finds_ea
     with using_packs_root(tmp_path / "packs"):
         pack = load_pack("jukebox")
         assert "search_result" in pack.spec.arguments["artist_id"].accepts_output
-        assert lookup_goals(pack, ["get_artist_top_tracks"], {"get_artist_top_tracks": "the top tracks of Ana Ruiz"}) \
-            == {"search": "get_artist_top_tracks"}
+        words = "the top tracks of Ana Ruiz"
+        found = lookup_goals(pack, ["get_artist_top_tracks"], {"get_artist_top_tracks": words})
+        assert found == {"search": "get_artist_top_tracks"}
+        # the search is told which kind it looks for: the one whose page feeds the artist's id
+        grammar = ir_grammar(pack, words, date(2026, 5, 4), ["get_artist_top_tracks", "search"], fixed=True,
+                             sources=[words] * 2, contexts=[""] * 2, lookups=found)
+        assert 'v_type_2 ::= "\\"artist\\""' in grammar
 
 
 def test_words_that_name_a_resource_ask_for_its_create_where_its_collection_hangs_under_another(tmp_path):
