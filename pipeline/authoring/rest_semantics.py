@@ -52,7 +52,7 @@ import re
 
 from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
-from pipeline.packs.rest import ID_SUFFIX, identified, singular, snake_words
+from pipeline.packs.rest import ID_SUFFIX, identified, last_noun, paged_resource, singular, snake_words
 
 __all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "selects", "semantics",
            "singular"]
@@ -193,25 +193,21 @@ PORTRAIT_FIELDS = 2
 def held_resources(operation: Operation, nouns: set[str], portrait: dict[str, set[str]]) -> dict[str, str]:
     """Path of an identifier inside the answer -> the resource it identifies (the module docstring's rule);
     an identifier neither rule types is left out."""
-    def noun(key: str) -> str:
-        return singular(snake_words(re.sub(r"\[\]$", "", key)).rsplit("_", 1)[-1])
-
     # a key that holds the items of pages of two resources or more (`albums.items[]`, `artists.items[]`)
     parents: dict[str, set[str]] = {}
     for path in operation.held_ids:
-        keys = path.split(".")
-        if len(keys) >= 3 and keys[-2].endswith("[]") and noun(keys[-3]) in nouns:
-            parents.setdefault(keys[-2], set()).add(noun(keys[-3]))
+        if paged_resource(path) in nouns:
+            parents.setdefault(path.split(".")[-2], set()).add(paged_resource(path))
     pages = {key for key, resources in parents.items() if len(resources) > 1}
     typed = {}
     for path, fields in operation.held_ids.items():
         keys = path.split(".")
-        named = noun(keys[-2]) if len(keys) >= 2 else ""
+        named = last_noun(snake_words(keys[-2].removesuffix("[]"))) if len(keys) >= 2 else ""
         if named in nouns:
             typed[path] = named
             continue
         if len(keys) >= 3 and keys[-2] in pages:
-            typed[path] = noun(keys[-3])
+            typed[path] = paged_resource(path)
             continue
         own = {f for f in fields if not ID_SUFFIX.search(snake_words(f))}
         scores = sorted(((len(own & p), r) for r, p in portrait.items()), reverse=True)

@@ -25,7 +25,7 @@ from pipeline.language.values import link_values, with_values_named
 from pipeline.language.words import REQUEST_WORDS
 from pipeline.language.picks import picked_words, stems
 from pipeline.packs.pack import ArgumentType, Pack
-from pipeline.packs.rest import identified, path_identifiers, singular, snake_words
+from pipeline.packs.rest import identified, paged_resource, path_identifiers, singular, snake_words
 from pipeline.values.normalizers import NORMALIZERS, _stem
 from pipeline.values.spans import TOKEN
 
@@ -128,8 +128,9 @@ def _may_take(pack: Pack, goals: list[str], position: int, other: int, spec: Arg
     goal, source = goals[position - 1], goals[other - 1]
     if not _feeds(pack, source, spec):
         return False
-    if source in _finds_for(goal, lookups) or goal in _finds_for(source, lookups):
-        return goal in _finds_for(source, lookups)  # a lookup feeds what it was found for, never the reverse
+    feeds, fed = goal in _finds_for(source, lookups), source in _finds_for(goal, lookups)
+    if feeds or fed:
+        return feeds  # a lookup feeds what it was found for, never the reverse
     if not _feeds_any(pack, goal, source):
         return True
     effects = [pack.goal_has_effects(g) for g in (goal, source)]
@@ -162,8 +163,7 @@ def _kind_looked_up(pack: Pack, lookup: str, consumer: str) -> dict[str, list[st
     api, takes = pack.spec.apis[pack.spec.goals[lookup].api], set(pack.goal_takes(consumer))
     if api.http is None:
         return {}
-    kinds = {singular(snake_words(path.split(".", 1)[0].removesuffix("[]"))) for argument, path in api.http.outputs.items()
-             if argument in takes}
+    kinds = {paged_resource(path) for argument, path in api.http.outputs.items() if argument in takes} - {""}
     return {argument: [value] for argument in api.arguments if argument not in api.optional
             for value in pack.value_spec(argument).values if singular(snake_words(value)) in kinds}
 

@@ -55,6 +55,17 @@ def path_identifiers(path: str) -> dict[str, str]:
             if part.startswith("{") and part.endswith("}") and not before.startswith("{")}
 
 
+def paged_resource(path: str) -> str:
+    """The resource whose page an answer holds an identifier in, by the key the page is under
+    (`tracks.items[].id` -> track); '' where the identifier is in no page of an object's key.
+
+    >>> paged_resource("tracks.items[].id"), paged_resource("top_tracks.items[].id"), paged_resource("results[].id")
+    ('track', 'track', '')
+    """
+    keys = path.split(".")
+    return last_noun(snake_words(keys[-3].removesuffix("[]"))) if len(keys) >= 3 and keys[-2].endswith("[]") else ""
+
+
 def words_after_the_identifier(path: str) -> list[str]:
     """The words of a path after its first parameter, lower case; none without one.
 

@@ -26,7 +26,7 @@ from pipeline.language.names import names_a_person
 from pipeline.language.picks import picks_said, resources_named, stems
 from pipeline.language.words import PERSON_NOUNS
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified, singular, snake_words, words_after_the_identifier
+from pipeline.packs.rest import identified, paged_resource, words_after_the_identifier
 from pipeline.values.normalizers import _stem
 
 
@@ -172,8 +172,7 @@ def _search_of(pack: Pack, kind: str, resource: str, argument: str) -> str | Non
     for name, api in pack.spec.apis.items():
         if api.produces != kind or api.rest is None or api.rest.action != "search":
             continue
-        held = api.http.outputs.get(argument, "") if api.http is not None else ""
-        across = singular(snake_words(held.split(".", 1)[0].removesuffix("[]"))) == resource  # `tracks.items[].id`
+        across = api.http is not None and paged_resource(api.http.outputs.get(argument, "")) == resource
         if not (api.rest.finds and api.rest.resource == resource or across):
             continue
         required = [a for a in api.arguments if a not in api.optional]

@@ -675,11 +675,11 @@ class Retriever:
         for other in rank(chosen.source)[:VERB_RANKS]:
             theirs, api = self._rest(other.goal), self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
             required = [a for a in api.arguments if a not in api.optional]
-            if theirs is None or theirs.action != "read" or theirs.resource != resource or api.http is None \
+            if theirs is None or theirs.action != "read" or theirs.resource != resource \
                     or len(required) != 1 or identified(required[0]) != resource \
                     or chosen.score - other.score >= NEAR_TIE:
                 continue
-            if said & {_stem(w) for w in words_after_the_identifier(api.http.path)}:
+            if said & self._path_words(other.goal):
                 return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "a part of theirs said")
         return None
 
