@@ -44,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline.authoring.rest_semantics import (LOOKUPS, held_resources, identified, picks, portraits, resources,
-                                               selects, semantics, singular)
+                                               selects, semantics, singular, the_one)
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.language.words import word_lists
@@ -278,9 +278,13 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
     nouns = resources(document.operations)
     segments = {singular(part.lower()) for op in document.operations for part in re.split(r"[/_.-]+", op.path)}
     goals, apis, arguments = {}, {}, {}
+    portrait = portraits(document.operations, nouns)
     for operation in document.operations:
         api = apis_of[operation.key]
         action, resource = semantics(operation, nouns)
+        one = the_one(operation, nouns, portrait)
+        if one and one != resource:  # `/me` answers one user: a read of the current one, which finds its id
+            action, resource = "read", one
         selector, selected = selects(operation, nouns)
         binding: dict = {"method": operation.method,
                          "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
@@ -306,7 +310,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         if operation.encoding == "form" and binding.get("body"):
             binding["form"] = True
         binding["output"] = _output_field(operation)
-        found = _found_ids(operation, resource, segments) if action in LOOKUPS else ""
+        found = _found_ids(operation, resource, segments) if action in LOOKUPS or one else ""
         if found:
             binding["output"] = found
         description = _description(operation)
@@ -320,10 +324,10 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
                                  if found and selected else {}),
                               **({"picks": chosen} if action == "list" and found and (chosen := picks(operation, nouns))
                                  else {}),
+                              **({"one": True} if one and found else {}),
                               **({"answers": held} if (held := _answer_words(operation)) else {})},
                      "http": binding}
         goals[api] = {"api": api, "description": description, "examples": []}
-    portrait = portraits(document.operations, nouns)
     for operation in document.operations:  # dataflow: who takes whose output
         producer = apis[apis_of[operation.key]]
         held = held_resources(operation, nouns, portrait) if operation.method == "GET" else {}  # lookups read

@@ -55,7 +55,7 @@ from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import ID_SUFFIX, identified, last_noun, paged_resource, singular, snake_words
 
 __all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "selects", "semantics",
-           "singular"]
+           "singular", "the_one"]
 
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
@@ -209,12 +209,40 @@ def held_resources(operation: Operation, nouns: set[str], portrait: dict[str, se
         if len(keys) >= 3 and keys[-2] in pages:
             typed[path] = paged_resource(path)
             continue
-        own = {f for f in fields if not ID_SUFFIX.search(snake_words(f))}
-        scores = sorted(((len(own & p), r) for r, p in portrait.items()), reverse=True)
-        if own and scores and scores[0][0] >= max(PORTRAIT_FIELDS, PORTRAIT_SHARE * len(own)) \
-                and (len(scores) == 1 or scores[1][0] < scores[0][0]):
-            typed[path] = scores[0][1]
+        if resembled := _resembled(fields, portrait):
+            typed[path] = resembled
     return typed
+
+
+def _resembled(fields: list[str] | set[str], portrait: dict[str, set[str]]) -> str:
+    """The resource whose portrait has most of these fields (ids aside), and enough of them; '' for none
+    or a tie."""
+    own = {f for f in fields if not ID_SUFFIX.search(snake_words(f))}
+    scores = sorted(((len(own & p), r) for r, p in portrait.items()), reverse=True)
+    if own and scores and scores[0][0] >= max(PORTRAIT_FIELDS, PORTRAIT_SHARE * len(own)) \
+            and (len(scores) == 1 or scores[1][0] < scores[0][0]):
+        return scores[0][1]
+    return ""
+
+
+def the_one(operation: Operation, nouns: set[str], portrait: dict[str, set[str]]) -> str:
+    """The resource of a GET that needs no value and answers one thing with its identifier (`/me`,
+    `/movie/latest`): the one there is now. The path's noun says which, else a noun in the name of the
+    answer's schema (`PrivateUser` -> user), else the portrait the answer resembles; '' for any other
+    operation.
+
+    >>> me = Operation(key="me", method="GET", path="/me", outputs=["id", "name"], answer_fields=["id", "name", "email"])
+    >>> the_one(me, {"user", "song"}, {"user": {"name", "email"}, "song": {"title", "length"}})
+    'user'
+    """
+    if operation.method != "GET" or operation.answers_list or any(f.required for f in operation.fields) \
+            or not operation.outputs or not ID_SUFFIX.search(snake_words(operation.outputs[0])):
+        return ""
+    resource = semantics(operation, nouns)[1]
+    if resource in nouns:
+        return resource
+    named = [singular(w) for w in snake_words(operation.entity).split("_") if singular(w) in nouns]
+    return named[-1] if named else _resembled(operation.answer_fields, portrait)
 
 
 def picks(operation: Operation, nouns: set[str]) -> list[str]:

@@ -61,6 +61,7 @@ EDGE_WORDS = word_list("edge_words")
 REQUEST_WORDS = (EDGE_WORDS - {"of"}) | word_list("request_words")
 FUNCTION_WORDS = REQUEST_WORDS | word_list("function_words")
 PERSON_NOUNS = word_list("person_nouns")
+SPEAKER_WORDS = word_list("speaker_words")  # "my", "mine": the speaker's own things
 SUBJECT_PRONOUNS = word_list("subject_pronouns")
 NAME_LABELS = word_list("name_labels")
 
@@ -133,3 +134,12 @@ def pack_words(pack) -> set[str]:
 def goal_words(pack) -> set[str]:
     """The words of the pack's goal names ("invoice", "create")."""
     return {w for goal in pack.spec.goals for w in goal.split("_")}
+
+
+def says_its_own(words: str) -> bool:
+    """Whether the words say a thing is the speaker's own (`speaker_words`).
+
+    >>> says_its_own("add it to my list"), says_its_own("show me the lists")
+    (True, False)
+    """
+    return bool(set(re.findall(r"[a-z]+", words.lower())) & SPEAKER_WORDS)

@@ -109,6 +109,9 @@ class RestSemantics(StrictModel):
                                           "that argument")
     selects: dict[str, str] = Field({}, description="the selector's values -> the resource each lists (`tv` -> tv): "
                                                     "it feeds only the ids of the resource its words name")
+    one: bool = Field(False, description="it needs no value and answers one thing, not a list of them (`/me`, "
+                                        "`/movie/latest`): the one there is now; the planner may call it to find "
+                                        "that thing's id when no search, list or read finds it")
     answers: list[str] = Field([], description="what its answer holds (its fields but identifiers: a film's credits "
                                                "`cast`, `crew`): words retrieval matches a request with beside "
                                                "the operation's own")

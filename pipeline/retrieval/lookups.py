@@ -3,6 +3,8 @@
 A goal's required argument that takes the output of a search or a list (`accepts_output`, their `rest.finds`)
 and of no goal of the request gets one of them as a lookup goal:
 
+- the current one's list, where the words say the thing is the speaker's own ("my first playlist" ->
+  `/me/playlists`, beside `/users/{user_id}/playlists`);
 - a read of another resource the words name, whose answer holds the identifier ("the label of the album
   Blue Moon" -> the album's read, whose `label.id` is the label's): the thing is named through that one,
   which is looked up in turn (its search, with the same words); a resource of people is named by a
@@ -14,6 +16,8 @@ and of no goal of the request gets one of them as a lookup goal:
   best, rated): the request names the thing by the list it is on, and no name is there to search by;
 - else the search: the translator fills its words from the request ("the song Blue Moon" -> its query);
   a person the words name by name is searched for first, whatever else they say;
+- else the one call that needs no value and answers one such thing (`/me`: a user's id is the current
+  user's where no other thing is named to find it through and the request gives none);
 - else, with no search for it, the reads whose answers hold it, when they all read one other resource
   (a network found only inside a show's answer): that one is named and looked up in turn.
 
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from pipeline.language.names import names_a_person
 from pipeline.language.picks import picks_said, resources_named, stems
-from pipeline.language.words import PERSON_NOUNS
+from pipeline.language.words import PERSON_NOUNS, says_its_own
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified, paged_resource, words_after_the_identifier
 from pipeline.values.normalizers import _stem
@@ -53,9 +57,11 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
             said, wanted = words.get(goal, ""), identified(argument) or own
             chain = seen.get(goal, set()) | {own, wanted}
             by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
-            ways = [] if by_name else [_through_the_named(pack, argument, accepts, said, chain),
+            ways = [] if by_name else [_the_speakers_list(pack, wanted, accepts, said),
+                                       _through_the_named(pack, argument, accepts, said, chain),
                                        _related_said(pack, argument, accepts, said), _list_said(pack, accepts, said)]
-            ways += [*(_search_of(pack, kind, wanted, argument) for kind in accepts), _through_the_only(pack, argument, accepts, chain)]
+            ways += [*(_search_of(pack, kind, wanted, argument) for kind in accepts), _the_one_there(pack, wanted, accepts),
+                     _through_the_only(pack, argument, accepts, chain)]
             for lookup in ways:
                 if lookup and lookup not in goals and lookup not in found:
                     found[lookup] = goal
@@ -111,6 +117,51 @@ def _through_the_only(pack: Pack, argument: str, kinds: list[str], chain: set[st
     all read (not one of the `chain` that led here)."""
     return preferred(pack, argument, {goal: resource for goal, resource in holders(pack, argument, kinds).items()
                                        if resource not in chain})
+
+
+def _the_speakers_list(pack: Pack, resource: str, kinds: list[str], words: str) -> str | None:
+    """Words that say the thing is the speaker's own ("my first playlist"): the list of the resource that
+    needs no value and has no picks where another list of it needs the identifier of the one there is now
+    (`/me/playlists` beside `/users/{user_id}/playlists`): the current one's. None where the words do not
+    say so."""
+    if not says_its_own(words):
+        return None
+    current = current_ones(pack)
+    lists = {name: [a for a in api.arguments if a not in api.optional] for name, api in pack.spec.apis.items()
+             if api.rest is not None and not api.effects and (api.rest.action, api.rest.resource) == ("list", resource)}
+    theirs = any(len(required) == 1 and identified(required[0]) in current for required in lists.values())
+    own = [name for name, required in lists.items() if not required and not pack.spec.apis[name].rest.picks
+           and pack.spec.apis[name].produces in kinds]  # not a pick of all of them (`/boards/featured`)
+    if not theirs or len(own) != 1:
+        return None
+    try:
+        return pack.goal_of_api(own[0])
+    except KeyError:
+        return None
+
+
+def current_ones(pack: Pack) -> dict[str, str]:
+    """Resource -> the API of the one call that needs no value and answers the one of it there is now,
+    its path naming no resource (`rest.one`, a read: `/me`, the current user); a resource with two such
+    calls has none. A pick of a list (`/movie/latest`) is not one: it is named by its picks."""
+    found: dict[str, list[str]] = {}
+    for name, api in pack.spec.apis.items():
+        if api.rest is not None and api.rest.one and api.rest.action == "read" and not api.effects \
+                and all(a in api.optional for a in api.arguments):
+            found.setdefault(api.rest.resource, []).append(name)
+    return {resource: names[0] for resource, names in found.items() if len(names) == 1}
+
+
+def _the_one_there(pack: Pack, resource: str, kinds: list[str]) -> str | None:
+    """The goal of the current one of the resource (`current_ones`: "the current user" of `/me`), when it
+    is among `kinds`' producers; None else."""
+    api = current_ones(pack).get(resource)
+    if api is None or pack.spec.apis[api].produces not in kinds:
+        return None
+    try:
+        return pack.goal_of_api(api)
+    except KeyError:
+        return None
 
 
 def preferred(pack: Pack, argument: str, reads: dict[str, str]) -> str | None:

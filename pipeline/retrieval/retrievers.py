@@ -22,13 +22,13 @@ import numpy as np
 from pipeline.language.encoder import embedding_model, packaged_embedding_model  # noqa: F401 (re-exported)
 from pipeline.language.names import names_a_person
 from pipeline.language.openings import counted_noun, opening_word
-from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, word_list
+from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, says_its_own, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified, last_noun, singular, snake_words, words_after_the_identifier
 from pipeline.records import ClauseAnalysis
-from pipeline.retrieval.lookups import holders, preferred
+from pipeline.retrieval.lookups import current_ones, holders, preferred
 from pipeline.retrieval.speech_acts import (
     QUESTION_OPENERS, REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, imperative_verb,
     names_nothing, object_words, question_kind, restates, states_value, topic, without_topic, words,
@@ -364,7 +364,7 @@ class Retriever:
         chosen list leads to."""
         chosen = self._the_resource_said(self._the_one_named(self._the_verb_says(chosen, rank), rank), words)
         chosen = self._the_picks_say(self._the_person_named(chosen, words, rank), words, rank)
-        return self._what_the_list_leads_to(chosen, rank)
+        return self._the_speakers_own(self._what_the_list_leads_to(chosen, rank), words, rank)
 
     def _the_part_said(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """A read of a part of one thing (its path goes on past the thing's identifier: `/company/{id}/images`)
@@ -612,6 +612,26 @@ class Retriever:
             (own if rest.action in _CHANGES and len(own) == 1 else [])
         if found:
             return ScoredGoal(found[0], chosen.score, chosen.source, chosen.context, f"the resource said ({other})")
+        return chosen
+
+    def _the_speakers_own(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """Words that say the thing is the speaker's own (`speaker_words`: "my playlists", "my profile") ask
+        for the call that does the same without the identifier of whose it is, where that identifier is of
+        the one there is now (`rest.one`: `/me` for a user's id): `/me/playlists`, not
+        `/users/{user_id}/playlists` fed by `/me`."""
+        rest = self._rest(chosen.goal)
+        if rest is None or not says_its_own(words):
+            return chosen
+        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        required = {a for a in api.arguments if a not in api.optional}
+        whose = {a for a in required if identified(a) in current_ones(self.pack)}
+        if not whose:
+            return chosen
+        for other in rank(chosen.source)[:VERB_RANKS]:
+            theirs, their_api = self._rest(other.goal), self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            if theirs is not None and (theirs.action, theirs.resource) == (rest.action, rest.resource) \
+                    and {a for a in their_api.arguments if a not in their_api.optional} == required - whose:
+                return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "the speaker's own")
         return chosen
 
     def _the_picks_say(self, chosen: ScoredGoal, words: str, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:

@@ -912,3 +912,71 @@ def test_words_that_name_a_resource_ask_for_its_create_where_its_collection_hang
         assert retriever._the_resource_said(ScoredGoal("add_tracks", 0.4, words), words).goal == "create_playlist"
         tracks = "put the track Blue Moon on playlist 7"
         assert retriever._the_resource_said(ScoredGoal("add_tracks", 0.4, tracks), tracks).goal == "add_tracks"
+
+
+MEMBER = _obj(id="string", handle="string", joined="string", avatar="string")
+BOARD = _obj(id="string", title="string", private="boolean")
+
+
+def _boards_of(operation: str, summary: str, path: str) -> dict:
+    params = [{"name": "member_id", "in": "path", "required": True, "schema": {"type": "string"}}] if "{" in path else []
+    return {"get": {"operationId": operation, "summary": summary, "parameters": params,
+                    "responses": _answer(_obj(items={"type": "array", "items": BOARD}))}}
+
+
+PINS = {"openapi": "3.0.3", "info": {"title": "Pins"}, "paths": {
+    "/whoami": {"get": {"operationId": "whoAmI", "summary": "The signed-in member",
+                        "responses": _answer(_obj(id="string", handle="string", joined="string", email="string"))}},
+    "/members/{member_id}": {"get": {"operationId": "getMember", "summary": "A member's public page",
+                                     "parameters": [{"name": "member_id", "in": "path", "required": True,
+                                                     "schema": {"type": "string"}}],
+                                     "responses": _answer(MEMBER)}},
+    "/members/{member_id}/boards": {**_boards_of("memberBoards", "The boards of a member", "{member_id}"), "post": {
+        "operationId": "createBoard", "summary": "Create a board for a member",
+        "parameters": [{"name": "member_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}}}}},
+        "responses": _answer(BOARD)}},
+    "/whoami/boards": _boards_of("myBoards", "The boards of the signed-in member", ""),
+    "/boards/{board_id}": {"get": {"operationId": "getBoard", "summary": "One board",
+                                   "parameters": [{"name": "board_id", "in": "path", "required": True,
+                                                   "schema": {"type": "string"}}],
+                                   "responses": _answer(BOARD)}},
+    "/boards/newest": {"get": {"operationId": "newestBoard", "summary": "The board made last",
+                               "responses": _answer(BOARD)}},
+    "/boards/featured": {"get": {"operationId": "featuredBoards", "summary": "Boards picked by the editors",
+                                 "responses": _answer(_obj(items={"type": "array", "items": BOARD}))}},
+}}
+
+
+def test_the_one_there_is_now_finds_its_id_when_nothing_else_does(tmp_path):
+    """A GET that needs nothing and answers one thing is the one there is now: the signed-in member, typed
+    by the fields its answer shares with a member's (its path names no resource), or the newest board
+    (its path names boards). A member's id is then found by it, never asked; a list of things is no
+    such call (which of them would be a guess)."""
+    with using_packs_root(_imported(tmp_path, PINS, "pins")):
+        pack = load_pack("pins")
+        me, newest, featured = (pack.spec.apis[a].rest for a in ("who_am_i", "newest_board", "featured_boards"))
+        assert (me.action, me.resource, me.finds, me.one) == ("read", "member", "id", True)
+        assert (newest.resource, newest.one) == ("board", True) and not featured.one
+        assert "who_am_i_result" in pack.spec.arguments["member_id"].accepts_output
+        assert lookup_goals(pack, ["create_board"], {"create_board": "a board called Trips"}) == {
+            "who_am_i": "create_board"}
+        # the newest board is a pick of boards, named by its picks: no board named by name is taken to be it
+        assert "newest_board" not in lookup_goals(pack, ["get_board"], {"get_board": "the board Trips"})
+        assert lookup_goals(pack, ["get_board"], {"get_board": "my board Trips"}) == {"my_boards": "get_board"}
+        plan = _planned(pack, '_goal(g1, create_board).\n_title(g1, "Trips").\n_goal(g2, who_am_i).\n', ["who_am_i"])
+        assert [c.api for c in plan.calls] == ["who_am_i", "create_board"]
+        assert plan.calls[1].args["member_id"].ref == 0
+
+
+def test_words_that_say_the_thing_is_the_speakers_own_take_the_call_on_the_current_ones(tmp_path):
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    with using_packs_root(_imported(tmp_path, PINS, "pins")):
+        retriever = get_retriever(load_pack("pins"))
+        for words, chosen, goal in (("show my boards", "member_boards", "my_boards"),
+                                    ("the boards of member m-1", "member_boards", "member_boards"),
+                                    ("what handle do I have on my page", "get_member", "who_am_i")):
+            rank = lambda _: [ScoredGoal(g, 0.5, words) for g in ("member_boards", "my_boards", "get_member", "who_am_i")]
+            assert retriever._the_speakers_own(ScoredGoal(chosen, 0.5, words), words, rank).goal == goal
