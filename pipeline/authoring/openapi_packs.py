@@ -127,7 +127,9 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
     slot = SgdSlot(name=name, description=field.description)
     if field.format == "date":
         return ("date" if infer_normalizer(slot) == "date" else "future_date"), {}
-    if field.format in ("date-time", "uuid", "uri", "byte", "binary", "password"):
+    if field.format == "date-time":
+        return "date_time", {}  # a day and its time, sent in RFC 3339 (`values.moments`)
+    if field.format in ("uuid", "uri", "byte", "binary", "password"):
         return "title_text", {}
     if E164.search(field.description or ""):
         return "e164", {}  # the standard the field names: a number with its country code, sent as "+..."

@@ -86,7 +86,7 @@ def typed_call_pack_files(spec: dict, generator: str) -> tuple[dict[str, str], s
 
     rules["normalize.lp"] = render("normalize.lp.j2", name=spec["name"], generator=generator,
                                    arguments=list(spec["arguments"]), date_arguments=typed("date"),
-                                   future_date_arguments=typed("future_date"))
+                                   future_date_arguments=typed("future_date"), date_time_arguments=typed("date_time"))
     return rules, pddl
 
 

@@ -27,16 +27,13 @@ from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_p
 from pipeline.language.phrases import addresses, after_a_name_word, begins_a_name, overlaps, phrases, whole_name_with_number
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
-from pipeline.values import dates
-from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, choice_spans, full_name
+from pipeline.values import dates, moments
+from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
 Span = tuple[int, int]
 
-_TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
-                        r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
-                        re.IGNORECASE)
 _ISO_DATE = re.compile(r"(?:19|20)\d\d-[01]?\d-[0-3]?\d")
 _CUT_CLOCK = re.compile(r":\d")  # what follows an hour cut off from its minutes
 _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
@@ -162,7 +159,7 @@ class Scene:
 
     @cached_property
     def times(self) -> list[Span]:
-        read = {sp: NORMALIZERS["time"](self.words(sp)) for sp in self.plain if _TIME_MARK.search(self.words(sp))}
+        read = {sp: NORMALIZERS["time"](self.words(sp)) for sp in self.plain if TIME_MARK.search(self.words(sp))}
         return smallest([sp for sp, t in read.items() if t is not None], read)
 
     @cached_property
@@ -259,8 +256,18 @@ def _future_date_spans(scene: Scene, name: str, spec) -> Readings:
     """A day ahead: the smallest words naming it, and the day."""
     found = Readings(name, scene.text)
     ahead = {sp: dates.resolve_future_day(scene.words(sp), scene.today) for sp in scene.plain}
-    for sp in maximal([sp for sp, d in ahead.items() if d is not None and not _TIME_MARK.search(scene.words(sp))]):
+    for sp in maximal([sp for sp, d in ahead.items() if d is not None and not TIME_MARK.search(scene.words(sp))]):
         found.add(sp, dates.format_date(ahead[sp]))
+    return found
+
+
+def _date_time_spans(scene: Scene, name: str, spec) -> Readings:
+    """A moment (`values.moments`): the longest words naming a day and its time, or a day alone."""
+    found = Readings(name, scene.text)
+    read = {sp: moments.moment(scene.words(sp), scene.today) for sp in scene.plain
+            if not re.match(r"(?:on|at)\b", scene.words(sp), re.IGNORECASE)}  # "on June 12": the day's words only
+    for sp in maximal([sp for sp, value in read.items() if value is not None]):
+        found.add(sp, read[sp])
     return found
 
 
@@ -332,7 +339,7 @@ def _time_spans(scene: Scene, name: str, spec) -> Readings:
     """A time says it is one ("8pm", "7:30", "at 7", "noon"): a bare number is a count. Nor is the hour of a
     clock time written with its minutes a time of its own ("at 8" of "at 8:30")."""
     found = Readings(name, scene.text)
-    pool = [sp for sp in scene.plain if _TIME_MARK.search(scene.words(sp)) and not _CUT_CLOCK.match(scene.text, sp[1])]
+    pool = [sp for sp in scene.plain if TIME_MARK.search(scene.words(sp)) and not _CUT_CLOCK.match(scene.text, sp[1])]
     read, values = _read_smallest(scene, pool, NORMALIZERS["time"])
     for sp in read:
         found.add(sp, values[sp])
@@ -402,6 +409,10 @@ def _whole_future_day(text: str, spec, today: date):
     return dates.resolve_future_day(text, today)
 
 
+def _whole_moment(text: str, spec, today: date):
+    return moments.moment(text, today)
+
+
 def _whole_none(text: str, spec, today: date):
     return None
 
@@ -425,6 +436,9 @@ READERS: dict[str, Reader] = {
     "date": Reader(_date_spans, _whole_period, "date", forced=True),
     "period": Reader(_period_spans, _whole_period, "date", forced=True),  # an IR predicate giving two dates
     "future_date": Reader(_future_date_spans, _whole_future_day, "date"),
+    # A day with its time is a moment whatever the words around it: SGD's slots hold days and times apart,
+    # and the slot head gave "June 12 at 4:30 pm" 0.0001 for a field starting a session.
+    "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False),
     "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True),
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),

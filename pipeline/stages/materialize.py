@@ -13,7 +13,7 @@ import clingo
 
 from pipeline.packs.pack import Pack
 from pipeline.records import Binding, CheckedIR, GoalCall, Materialized, StageError
-from pipeline.values import dates
+from pipeline.values import dates, moments
 from pipeline.values.normalizers import NORMALIZERS, full_name
 
 OUT_OF_DOMAIN = "nothing in this domain covers the request"
@@ -57,6 +57,10 @@ class Helpers:
     def future_day(self, text, today):
         day = dates.resolve_future_day(_text(text), _day(today))
         return [clingo.String(dates.format_date(day))] if day else []
+
+    def moment(self, text, today):
+        read = moments.moment(_text(text), _day(today))
+        return [clingo.String(read)] if read else []
 
     def day(self, text, today):
         period = dates.resolve_period(_text(text), _day(today))

@@ -174,6 +174,16 @@ def _weekday(text: str, today: date) -> Period | None:
     return Period(d, d)
 
 
+def resolve_past_day(text: str, today: date) -> date | None:
+    """A day its own words put behind today ("yesterday", "3 days ago", "last Friday"); None for any
+    other words (a day named bare is ahead for `resolve_future_day`)."""
+    text = _clean(text)
+    period = _relative(text, today) if text not in {"today", "now"} else None
+    if period is None and re.match(r"(?:last|past|previous) ", text):
+        period = _weekday(text, today)
+    return period.start if period is not None and period.start == period.end else None
+
+
 def parse_expression(text: str, today: date) -> Expression | None:
     """Read one date or period (not a span)."""
     text = _clean(text)

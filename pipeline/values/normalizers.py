@@ -211,6 +211,10 @@ def integer(text: str, **_) -> str | None:
 
 
 _HOUR_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+# Words that say they are a time ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
+TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
+                        r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
+                        re.IGNORECASE)
 _TIME = re.compile(
     r"(?:(?P<quarter>quarter|half)\s+(?P<rel>past|to|after|before)\s+)?"
     r"(?P<hour>\d{1,2}|" + "|".join(_HOUR_WORDS) + r")"
@@ -321,4 +325,5 @@ NORMALIZERS: dict[str, Callable[..., str | None]] = {
     # dates are read by the date helpers, which need both ends of a span and `today`
     "date": lambda text, **_: None,
     "future_date": lambda text, **_: None,  # a day ahead (a booking): "this Saturday" is the coming one
+    "date_time": lambda text, **_: None,  # a day and its time (`values.moments`), read against `today` too
 }

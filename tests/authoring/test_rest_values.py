@@ -138,3 +138,26 @@ def test_a_name_in_a_goals_own_words_is_that_goals_name(tmp_path):
         assert "Night Owls" in offered["v_display_name_1"]
         assert not any("Night Owls" in body for name, body in offered.items() if name.endswith("_2"))
         assert "early_bird" in offered["v_unique_name_2"]
+
+
+def test_a_date_time_is_read_as_a_day_and_its_time_and_sent_in_rfc_3339(tmp_path):
+    """A `date-time` field takes the moment the words name, resolved against today: never the raw words, a
+    time is a time only where its words say so, and a day its words put behind today stays behind."""
+    from pipeline.run import run_pipeline
+
+    spec = json.loads(json.dumps(CLUB))
+    moment = {"type": "string", "format": "date-time"}
+    spec["paths"]["/members/{handle}/sessions"] = {"post": {
+        "operationId": "bookSession", "summary": "Book a training session for a member", "parameters": HANDLE,
+        "requestBody": _body(["starts_at"], starts_at=moment), "responses": _answer({"type": "object"})}}
+    path = tmp_path / "club.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("club")
+        assert pack.spec.arguments["starts_at"].normalizer == "date_time"
+        offered = _offered(pack, "book member ann-7 a session on June 12 at 4:30 pm", ["book_session"])
+        assert offered["starts_at"] == ["June 12 at 4:30 pm", "2026-06-12T16:30:00Z"]  # the words and what they read as
+        run = run_pipeline("book a session for member ann-7 tomorrow at 9am", "club", today="2026-05-04")
+        assert run.plan is not None, run.failure
+        assert [(c.api, c.args["starts_at"].value) for c in run.plan.calls] == [("book_session", "2026-05-05T09:00:00Z")], run.ir
