@@ -484,11 +484,29 @@ def judged_span(text: str, span: tuple[int, int]) -> tuple[int, int]:
     return span[0] + words[first][0], span[0] + words[last][1]
 
 
+def _moments_in_order(pack, readings: dict[str, Readings]) -> dict[str, Readings]:
+    """Where one call takes two moments or more (`date_time`: a session's start and end, a filter's from
+    and to) and the words give as many, the first written is the first the call takes, and so on: a
+    schema lists a range's start before its end, as people say them."""
+    for api in pack.spec.apis.values():
+        takes = [a for a in api.arguments if a in readings and pack.normalizers.get(a) == "date_time"]
+        spans = sorted({r.span for a in takes for r in readings[a].kept})
+        if len(takes) < 2 or len(spans) != len(takes):
+            continue
+        for argument, own in zip(takes, spans):
+            for reading in list(readings[argument].kept):
+                if reading.span != own:
+                    readings[argument].drop(reading, "a moment written in another place of the range "
+                                                     "the call takes in order")
+    return readings
+
+
 def link_values(pack, text: str, readings: dict[str, Readings], asked: str | None = None,
                 unjudged: frozenset[str] = frozenset(),
                 named_by: dict[str, frozenset[str]] | None = None) -> dict[str, Readings]:
     """Judge the readings with the learned heads; `named_by`: argument -> the words of the resource a
     path identifies by it (`rest.path_identifiers`), which name its value as its own name does."""
+    readings = _moments_in_order(pack, readings)
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
     # dev set fell from 154 to 58 of 160. So the head judges packs made from a schema alone.

@@ -14,6 +14,8 @@ as written. No time zone is known: the moment is written in UTC (`Z`).
 ('2026-05-14T15:00:00Z', '2026-05-01T09:00:00Z', None)
 >>> moment("2026-07-01T08:15", today), moment("at 5pm", today), moment("the blue room", today)
 ('2026-07-01T08:15:00Z', None, None)
+>>> moment("room 4 starting Monday at 9:00 and ending", today), moment("Monday at 9:00", today)
+(None, '2026-05-04T09:00:00Z')
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 from datetime import date, datetime
 
 from pipeline.values import dates
-from pipeline.values.normalizers import TIME_MARK, time_of_day
+from pipeline.values.normalizers import TIME_MARK, time_of_day, wholly_a_time
 
 _ISO = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{1,2}:\d{2})(?::(\d{2}))?)?(?:Z|[+-]\d{2}:?\d{2})?")
 _GLUE = re.compile(r"^(?:on|at|,)\s+|\s*(?:,|\bat|\bon)$")  # "Friday at 3pm", "3pm on Friday", "June 12, 10:00"
@@ -58,7 +60,7 @@ def moment(text: str, today: date) -> str | None:
     for time_words, day_words in [*((words[cut:], words[:cut]) for cut in range(len(words) - 1, 0, -1)),
                                   *((words[:cut], words[cut:]) for cut in range(1, len(words)))]:
         time_text = " ".join(time_words)
-        if TIME_MARK.search(time_text) and time_of_day(time_text) is not None:
+        if wholly_a_time(time_text):
             day = a_day(_GLUE.sub("", " ".join(day_words)).strip(" ,"), today)
             if day is not None:
                 return f"{day.isoformat()}T{clock}:00Z"

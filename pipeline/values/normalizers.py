@@ -212,7 +212,7 @@ def integer(text: str, **_) -> str | None:
 
 _HOUR_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 # Words that say they are a time ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
-TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d|one|two|three|four|five|six|seven|eight|"
+TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d{1,2}|one|two|three|four|five|six|seven|eight|"
                         r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
                         re.IGNORECASE)
 _TIME = re.compile(
@@ -220,6 +220,16 @@ _TIME = re.compile(
     r"(?P<hour>\d{1,2}|" + "|".join(_HOUR_WORDS) + r")"
     r"(?:\s*[:.]\s*(?P<minute>\d{2}))?(?:\s*o'?clock)?"
     r"\s*(?P<meridiem>a\.?m\.?|p\.?m\.?|in the (?:morning|afternoon|evening)|at night|tonight)?\b")
+
+
+def wholly_a_time(text: str) -> bool:
+    """Whether the words are a time and nothing more ("at 9:30 pm", "noon", "17:00"; not "9:00 and after").
+
+    >>> wholly_a_time("at 9:30 pm"), wholly_a_time("17:00"), wholly_a_time("9:00 and ending"), wholly_a_time("at 12")
+    (True, True, False, True)
+    """
+    lowered = re.sub(r"\s+", " ", text.lower().strip())
+    return bool(TIME_MARK.search(lowered)) and re.fullmatch(r"(?:at )?(?:" + _TIME.pattern + r"|noon|midnight)", lowered) is not None
 
 
 def time_of_day(text: str, **_) -> str | None:

@@ -149,7 +149,7 @@ def test_a_date_time_is_read_as_a_day_and_its_time_and_sent_in_rfc_3339(tmp_path
     moment = {"type": "string", "format": "date-time"}
     spec["paths"]["/members/{handle}/sessions"] = {"post": {
         "operationId": "bookSession", "summary": "Book a training session for a member", "parameters": HANDLE,
-        "requestBody": _body(["starts_at"], starts_at=moment), "responses": _answer({"type": "object"})}}
+        "requestBody": _body(["starts_at"], starts_at=moment, ends_at=moment), "responses": _answer({"type": "object"})}}
     path = tmp_path / "club.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     import_openapi(path, tmp_path / "packs")
@@ -158,6 +158,11 @@ def test_a_date_time_is_read_as_a_day_and_its_time_and_sent_in_rfc_3339(tmp_path
         assert pack.spec.arguments["starts_at"].normalizer == "date_time"
         offered = _offered(pack, "book member ann-7 a session on June 12 at 4:30 pm", ["book_session"])
         assert offered["starts_at"] == ["June 12 at 4:30 pm", "2026-06-12T16:30:00Z"]  # the words and what they read as
+        # two moments for a call that takes two: in the order the schema lists them
+        offered = _offered(pack, "book member ann-7 a session starting June 12 at 4 pm and ending June 12 at 6 pm",
+                           ["book_session"])
+        assert (offered["starts_at"], offered["ends_at"]) == (["June 12 at 4 pm", "2026-06-12T16:00:00Z"],
+                                                             ["June 12 at 6 pm", "2026-06-12T18:00:00Z"])
         run = run_pipeline("book a session for member ann-7 tomorrow at 9am", "club", today="2026-05-04")
         assert run.plan is not None, run.failure
         assert [(c.api, c.args["starts_at"].value) for c in run.plan.calls] == [("book_session", "2026-05-05T09:00:00Z")], run.ir
