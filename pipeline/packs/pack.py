@@ -110,8 +110,9 @@ class RestSemantics(StrictModel):
     selects: dict[str, str] = Field({}, description="the selector's values -> the resource each lists (`tv` -> tv): "
                                                     "it feeds only the ids of the resource its words name")
     one: bool = Field(False, description="it needs no value and answers one thing, not a list of them (`/me`, "
-                                        "`/movie/latest`): the one there is now; the planner may call it to find "
-                                        "that thing's id when no search, list or read finds it")
+                                        "`/movie/latest`): the one there is now; where its path names no resource "
+                                        "(`/me`: a read of the current user) the planner may call it to find that "
+                                        "thing's id when the words name nothing to find it through")
     answers: list[str] = Field([], description="what its answer holds (its fields but identifiers: a film's credits "
                                                "`cast`, `crew`): words retrieval matches a request with beside "
                                                "the operation's own")
