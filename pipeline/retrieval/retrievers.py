@@ -624,7 +624,8 @@ class Retriever:
             return chosen
         api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
         required = {a for a in api.arguments if a not in api.optional}
-        whose = {a for a in required if identified(a) in current_ones(self.pack)}
+        current = current_ones(self.pack)  # once, not per argument
+        whose = {a for a in required if identified(a) in current}
         if not whose:
             return chosen
         for other in rank(chosen.source)[:VERB_RANKS]:
