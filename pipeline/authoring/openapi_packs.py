@@ -8,7 +8,8 @@ the translator reads. What it takes becomes arguments, named by these rules:
 - an argument is its parameter's or property's name in snake case; a property of a nested object joins its
   path with `_` (`category.name` -> `category_name`); a body's own identifier is named after its schema (the
   `id` of an `Order` -> `order_id`, as a path parameter would name it), and so is a path's bare `id` after
-  the resource's word (`/tracks/{id}` -> `track_id`); a body that is one value is named
+  the resource's word (`/tracks/{id}` -> `track_id`), a field named only `ids`, `uri` or `uris` after the
+  resource it identifies (`_listed_owner`: `PUT /me/albums?ids=` -> `album_ids`); a body that is one value is named
   after its schema; a header the spec's credentials go in is no argument;
 - the pack's arguments are shared by its APIs, so one name must mean one thing: a property of a named
   schema whose name other schemas or parameters use too is qualified by its schema (a `Booking`'s `name` ->
@@ -43,18 +44,20 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pipeline.authoring.rest_semantics import (LOOKUPS, held_resources, identified, picks, portraits, resources,
+from pipeline.authoring.rest_semantics import (LOOKUPS, answered, held_resources, identified, picks, portraits, resources,
                                                selects, semantics, singular, the_one)
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.language.words import word_lists
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
 from pipeline.packs.pack import NAME
-from pipeline.packs.rest import path_identifiers
+from pipeline.packs.rest import LISTED, path_identifiers
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
 
 GENERATOR = "import-openapi"
 JSON_TYPES = {"integer", "number", "boolean", "array"}  # sent as themselves in a JSON body, not as strings
+BARE_IDS = {"ids", "uri", "uris"}  # names that say a field takes identifiers but not of what
+URI = re.compile(r"(?:^|_)uris?$")  # an argument that takes URIs: a found thing's `uri`, not its id
 # A string field is an email address when its name ends in "email" or its description says "email address"
 # (the six shared specs: 10 such fields, all addresses; 6 others only mention email: a subject, a channel).
 EMAIL_FIELD = re.compile(r"\be-?mail address", re.IGNORECASE)
@@ -95,18 +98,47 @@ def api_names(document: ApiDocument) -> dict[str, str]:
     return names
 
 
-def _argument_base(field: RequestField, path: str) -> str:
+def _argument_base(field: RequestField, operation: Operation, nouns: set[str]) -> str:
     if field.wire == "":
         return _owner_word(field.owner) or "request_body"
     name = snake(field.wire.replace(".", "_"))
+    path = operation.path
     if field.location == "path" and name == "id" and (resource := path_identifiers(path).get(field.wire)):
         return f"{resource}_id"  # `/tracks/{id}`: a track's id, not one `id` shared by every resource's paths
+    if name in BARE_IDS and (owner := _listed_owner(field, operation, nouns)):
+        return f"{owner}_{name}"  # `PUT /me/albums?ids=`: album ids, apart from the track ids of `/me/tracks`
     if field.location in ("body", "form") and ID_FIELD.fullmatch(name) and field.owner:
         name = f"{_owner_word(field.owner)}_{name}"  # an Order's `id` is an order_id, as a path would name it
     return f"{name}_value" if name in RESERVED else name
 
 
-def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
+def _listed_owner(field: RequestField, operation: Operation, nouns: set[str]) -> str:
+    """The resource a field named only `ids`, `uri` or `uris` identifies: the operation's resource, where
+    no parameter of its path identifies it (`POST /playlists/{playlist_id}/tracks?uris=`: tracks), else the
+    first of the spec's nouns the field's description names ("artist or user IDs"); '' for none.
+
+    >>> op = Operation(key="f", method="PUT", path="/me/following")
+    >>> ids = RequestField(wire="ids", location="query", required=True, description="artist or user IDs")
+    >>> _listed_owner(ids, op, {"artist", "user"})
+    'artist'
+    """
+    resource = semantics(operation, nouns)[1]
+    if resource in nouns and resource not in path_identifiers(operation.path).values():
+        return resource
+    return next((w for w in map(singular, re.findall(r"[a-z]+", field.description.lower())) if w in nouns), "")
+
+
+def _acted_on(field: RequestField, argument: str, operation: Operation, resource: str) -> bool:
+    """Whether a field lists the things a call with effects acts on, though the spec leaves it out of the
+    required ones (it may take them another way): identifiers of the call's resource, in a list, where no
+    parameter of its path identifies one (`POST /playlists/{playlist_id}/tracks?uris=`: the tracks to add).
+    Left out, the call does nothing; so the plan finds them or asks."""
+    listed = LISTED.search(argument) or field.kind == "array" or "[]" in field.wire
+    return operation.method != "GET" and bool(listed) and bool(resource) and identified(argument) == resource \
+        and resource not in path_identifiers(operation.path).values()
+
+
+def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -> tuple[str, dict]:
     """(normaliser, extra argument keys) of a field (the module docstring's type rules)."""
     if field.enum:
         values = list(dict.fromkeys(field.enum))
@@ -114,7 +146,8 @@ def _normalizer(field: RequestField, name: str) -> tuple[str, dict]:
         return "choice", {"values": values, **({"synonyms": periods} if periods else {})}
     if field.kind == "boolean":
         return "choice", {"values": ["true", "false"], "synonyms": {"true": ["yes"], "false": ["no"]}}
-    if ID_FIELD.search(name) and field.kind in ("string", "integer") and field.format != "email":
+    if (ID_FIELD.search(name) or identified(name) in nouns) and field.kind in ("string", "integer", "array") \
+            and field.format not in ("email", "uri", "url"):
         return "identifier", {}  # kept as written: a uuid whole, "#1183" as 1183; a name is no id
     if field.kind == "integer":
         return "integer", {}
@@ -176,10 +209,11 @@ def argument_names(document: ApiDocument, apis: dict[str, str]) -> dict[tuple[st
     """(operation key, location, wire) -> argument name, by the module docstring's naming rules."""
     uses: dict[str, list[tuple]] = {}
     owners: dict[str, set[str]] = {}
+    nouns = resources(document.operations)
     for operation in document.operations:
         for field in operation.fields:
-            base = _argument_base(field, operation.path)
-            signature = repr(_normalizer(field, base))
+            base = _argument_base(field, operation, nouns)
+            signature = repr(_normalizer(field, base, nouns))
             uses.setdefault(base, []).append((operation, field, signature))
             owners.setdefault(base, set()).add(field.owner)
     names: dict[tuple[str, str, str], str] = {}
@@ -287,6 +321,9 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         one = the_one(operation, nouns, portrait)
         if one and one != resource:  # `/me` answers one user: a read of the current one, which finds its id
             action, resource = "read", one
+        elif action == "list" and resource and resource not in nouns:  # `/me/player/recently-played`: tracks
+            items = held_resources(operation, nouns, portrait).get(_found_ids(operation, resource, segments), "")
+            resource = answered(operation, nouns, portrait) or items or resource
         selector, selected = selects(operation, nouns)
         binding: dict = {"method": operation.method,
                          "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
@@ -297,12 +334,12 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
             if argument in takes:
                 continue
             takes.append(argument)
-            if not field.required:
+            if not field.required and not _acted_on(field, argument, operation, resource):
                 optional[argument] = field.default
             where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
             if where:
                 binding.setdefault(where, {})[field.wire] = argument
-            normalizer, extra = _normalizer(field, _argument_base(field, operation.path))
+            normalizer, extra = _normalizer(field, _argument_base(field, operation, nouns), nouns)
             if field.location == "body" and field.kind in JSON_TYPES:
                 binding.setdefault("types", {})[argument] = field.kind
             if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
@@ -336,11 +373,14 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         for argument, spec in arguments.items():
             kind = f"{apis_of[operation.key]}_result"
             inside = [path for path, resource in held.items() if resource == identified(argument)]
+            if URI.search(argument):  # a URI is its holder's `uri` beside the id, where it has one
+                inside = [re.sub(r"[^.]+$", "uri", path) for path in inside if "uri" in operation.held_ids[path]]
             if inside and _takes_held(producer, argument, inside):
                 spec.setdefault("accepts_output", []).append(kind)
                 continue
-            if argument in producer["arguments"] and argument not in producer.get("optional", {}):
-                continue  # it needs that value itself: it gives back the one it was given
+            if argument in producer["arguments"] and argument not in producer.get("optional", {}) \
+                    or URI.search(argument):
+                continue  # it needs that value itself: it gives back the one it was given; an id is no URI
             finds = producer["rest"].get("finds") and identified(argument) and (
                 identified(argument) == producer["rest"]["resource"] or
                 identified(argument) in producer["rest"].get("selects", {}).values())

@@ -54,8 +54,8 @@ from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import ID_SUFFIX, identified, last_noun, paged_resource, singular, snake_words
 
-__all__ = ["LOOKUPS", "held_resources", "identified", "picks", "portraits", "resources", "selects", "semantics",
-           "singular", "the_one"]
+__all__ = ["LOOKUPS", "answered", "held_resources", "identified", "picks", "portraits", "resources", "selects",
+           "semantics", "singular", "the_one"]
 
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
@@ -239,17 +239,29 @@ def the_one(operation: Operation, nouns: set[str], portrait: dict[str, set[str]]
             or not operation.outputs or not ID_SUFFIX.search(snake_words(operation.outputs[0])):
         return ""
     resource = semantics(operation, nouns)[1]
-    if resource in nouns:
-        return resource
+    return resource if resource in nouns else answered(operation, nouns, portrait)
+
+
+def answered(operation: Operation, nouns: set[str], portrait: dict[str, set[str]]) -> str:
+    """The resource an answer is (of its items, for a list): a noun in the name of its schema
+    (`PrivateUser` -> user), else the portrait its fields resemble; '' for none.
+
+    >>> played = Operation(key="p", method="GET", path="/me/player/recently-played", entity="PlayHistoryTrack",
+    ...                    answers_list=True)
+    >>> answered(played, {"track", "album"}, {})
+    'track'
+    """
     named = [singular(w) for w in snake_words(operation.entity).split("_") if singular(w) in nouns]
     return named[-1] if named else _resembled(operation.answer_fields, portrait)
 
 
 def picks(operation: Operation, nouns: set[str]) -> list[str]:
     """A list's picks (the module docstring's rule): the words of the literal segments after its resource's
-    last mention, none of them a resource or an action's word."""
+    last mention (with none in its path, of its last part), none of them a resource or an action's word."""
     parts = _segments(operation.path)
     last_noun = max((i for i, (s, param) in enumerate(parts) if not param and s in nouns), default=-1)
+    if last_noun < 0:  # no resource in the path (`/me/player/recently-played`): its last word part says which
+        last_noun = max((i for i, (_, param) in enumerate(parts) if not param), default=0) - 1
     actions = set().union(*(word_list("operation_words", a) for a in ("search", "create", "update", "delete")))
     words = [w for s, param in parts[last_noun + 1:] if not param for w in s.split("_")]
     return [] if any(w in nouns or w in actions for w in words) else words

@@ -9,11 +9,15 @@ import re
 from pipeline.language.words import EDGE_WORDS, same_thing, word_list
 from pipeline.packs.pack import RestSemantics
 from pipeline.language.openings import opening_word
+from pipeline.language.values import written_as_a_name
 from pipeline.values.normalizers import _stem
 
 _LANGUAGE = word_list("function_words") | EDGE_WORDS  # words of a path that pick nothing ("on the air": air)
 _ASKING = {_stem(w) for name in ("function_words", "edge_words", "request_words", "question_openers")
            for phrase in word_list(name) for w in phrase.split()}
+
+
+QUOTES = "\"'“‘"  # a quote that opens a name
 
 
 def stems(text: str) -> set[str]:
@@ -84,6 +88,53 @@ def resources_named(resources, words: str) -> set[str]:
     modifying = {r for r, found in spans.items()  # "storage" of "storage bucket": English puts the head last
                  if all(any(a == e for a, _ in others[r]) and tokens[s] != verb for s, e in found)}
     return set(spans) - inside - modifying
+
+
+def named_itself(resource: str, words: str) -> bool:
+    """Whether the words name a thing of the resource by its own name: its noun (or a word for the same
+    thing) right before words written as a name ("the album Night Lights", "the film Heat"). Such a thing
+    is found by its name, not through another one the words name.
+
+    >>> named_itself("album", "save the album Night Lights"), named_itself("album", "the albums of Ana Ruiz")
+    (True, False)
+    >>> named_itself("movie", "who directed the film Heat"), named_itself("movie", "more movies, Ana Ruiz or Bo?")
+    (True, False)
+    """
+    return _own_name_at(resource, words) is not None
+
+
+def _own_name_at(resource: str, words: str) -> tuple[list[re.Match], int] | None:
+    """The words' tokens and the index of the noun of the resource right before a name (`named_itself`)."""
+    forms = {_stem(resource), same_thing(resource)}
+    tokens = list(re.finditer(r"[\w'\"“‘]+", words))
+    for i, (a, b) in enumerate(zip(tokens, tokens[1:])):
+        if forms & {_stem(a.group().lower()), same_thing(a.group().lower())} and written_as_a_name(b.group()) \
+                and not words[a.end():b.start()].strip():  # "films, Ana" is not
+            return tokens, i
+    return None
+
+
+def own_name_phrase(resource: str, words: str) -> str:
+    """The words that name a thing of the resource by its noun and its own name (`named_itself`), from the
+    noun to the name's last word written as one; '' where the words do not.
+
+    >>> own_name_phrase("track", "move the track Blue Moon to my playlist Road Trip")
+    'track Blue Moon'
+
+    A name in quotes is left in the words as they are, which read it whole by its quotes:
+
+    >>> own_name_phrase("company", 'where was the company "blue sky films" founded?')
+    ''
+    """
+    found = _own_name_at(resource, words)
+    if found is None or found[0][found[1] + 1].group()[0] in QUOTES:  # quotes say where a name ends, as it is
+        return ""
+    tokens, noun = found
+    end = noun + 1
+    while end + 1 < len(tokens) and written_as_a_name(tokens[end + 1].group()) \
+            and not words[tokens[end].end():tokens[end + 1].start()].strip():
+        end += 1
+    return words[tokens[noun].start():tokens[end].end()]
 
 
 def picks_said(rest: RestSemantics | None, words: str) -> int:

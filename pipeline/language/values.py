@@ -503,12 +503,37 @@ def _moments_in_order(pack, readings: dict[str, Readings]) -> dict[str, Readings
     return readings
 
 
+def _not_the_old_name(pack, text: str, readings: dict[str, Readings]) -> None:
+    """Where a clause renames a thing ("rename my playlist Road Trip to Summer"), the words before the new
+    name a naming verb gives (`named_spans`) name the thing as it is: no name argument's value (one whose
+    name's last word labels a name, `lexicon/name_labels.yaml`). The thing is found by them, if at all.
+
+    >>> from types import SimpleNamespace as N
+    >>> text = "rename my playlist Road Trip to Summer"
+    >>> found = {"name": Readings("name", text)}
+    >>> found["name"].add((19, 28)); found["name"].add((32, 38))
+    >>> _not_the_old_name(N(normalizers={"name": "title_text"}), text, found); found["name"].strings()
+    ['Summer']
+    """
+    renamed = [(a, b) for a, b in named_spans(text) if _renames(text, a)]
+    if not renamed:
+        return
+    for name, found in readings.items():
+        if name.lower().split("_")[-1] not in NAME_LABELS or pack.normalizers.get(name) not in FREE_TEXT:
+            continue
+        for reading in found.kept:
+            if any(reading.end <= a and "," not in text[reading.end:a] and (reading.start, reading.end) != (a, b)
+                   for a, b in renamed):
+                found.drop(reading, "the thing's name as it is, before the name it is given")
+
+
 def link_values(pack, text: str, readings: dict[str, Readings], asked: str | None = None,
                 unjudged: frozenset[str] = frozenset(),
                 named_by: dict[str, frozenset[str]] | None = None) -> dict[str, Readings]:
     """Judge the readings with the learned heads; `named_by`: argument -> the words of the resource a
     path identifies by it (`rest.path_identifiers`), which name its value as its own name does."""
     readings = _moments_in_order(pack, readings)
+    _not_the_old_name(pack, text, readings)
     # A pack with example requests was written with its rules in mind, and the head (trained on how people
     # fill SGD services' slots) drops values those rules read right: on the quickbooks pack its realistic
     # dev set fell from 154 to 58 of 160. So the head judges packs made from a schema alone.
@@ -519,6 +544,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     if learned["span"]:
         proposals = linker.proposals(text)
         proposed = with_proposals(pack, text, readings, proposals)
+        _not_the_old_name(pack, text, readings)  # nor the span head's part of it ("Road" of "Road Trip")
         _counts_the_span_head_sees(pack, text, readings, proposals)
     threshold = linker.value_threshold
     for name, found in readings.items():

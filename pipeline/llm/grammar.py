@@ -265,6 +265,9 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     # A lookup takes the words it needs to find what it finds ("the movie The Matrix": its query), not its
     # filters: a search's region or year would take the same name from the query.
     in_play = {a for g in goals for a in _reads(pack, g, g in lookups)} if fixed and pack.is_rest_api else None
+    if in_play is not None:  # the kind a search across kinds looks for is set below, and takes no words:
+        # "follow the artist Ana Ruiz" says the follow's type, not the search's
+        in_play -= {a for g in goals if g in lookups for a in _kind_looked_up(pack, g, lookups[g])}
     searched_by = frozenset(a for g in goals if g in lookups for a in _reads(pack, g, True))
     named_by = identified_in_paths(pack, goals) if in_play is not None else None
     whole = value_candidates(pack, query, today, record, in_play, searched_by, named_by)

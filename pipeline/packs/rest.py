@@ -4,6 +4,8 @@
 ('company', 'board', 'address', 'status')
 >>> identified("person_id"), identified("ServiceSid"), identified("query"), identified("id")
 ('person', 'service', '', '')
+>>> identified("album_ids"), identified("track_uris"), identified("ids"), identified("kids")
+('album', 'track', '', '')
 >>> path_identifiers("/v2/Services/{service_sid}/RateLimits/{rate_limit_sid}/Buckets/{sid}")
 {'service_sid': 'service', 'rate_limit_sid': 'limit', 'sid': 'bucket'}
 """
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import re
 
-ID_SUFFIX = re.compile(r"(?:^|_)(?:id|sid|uuid|key)$")
+# an identifier's name ends so; a list of them in plural (`album_ids`), and a URI names one as well (`track_uri`)
+ID_SUFFIX = re.compile(r"(?:^|_)(?:sid|key|ids?|uuids?|uris?)$")
+LISTED = re.compile(r"(?:^|_)(?:ids|uuids|uris)$")  # the name of a list of identifiers
 
 
 def singular(word: str) -> str:
@@ -36,7 +40,7 @@ def identified(argument: str) -> str:
     name = snake_words(argument)
     if not ID_SUFFIX.search(name):
         return ""
-    core = re.sub(r"_?(?:id|sid|uuid|key)$", "", name).strip("_")
+    core = re.sub(r"_?(?:sid|key|ids?|uuids?|uris?)$", "", name).strip("_")
     return last_noun(core) if core else ""
 
 

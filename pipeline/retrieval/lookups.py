@@ -21,22 +21,29 @@ and of no goal of the request gets one of them as a lookup goal:
 - else, with no search for it, the reads whose answers hold it, when they all read one other resource
   (a network found only inside a show's answer): that one is named and looked up in turn.
 
+No way goes through what the goal's other arguments identify (the playlist a track is to be added to
+holds no such track yet), nor, where the words name the thing by its own noun and a name ("the album Night
+Lights"), through another thing: that one is searched for.
+
 The planner decides whether calling it costs less than asking the user (`stages.plan`'s costs).
 """
 
 from __future__ import annotations
 
 from pipeline.language.names import names_a_person
-from pipeline.language.picks import picks_said, resources_named, stems
+from pipeline.language.picks import named_itself, own_name_phrase, picks_said, resources_named, stems
 from pipeline.language.words import PERSON_NOUNS, says_its_own
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified, paged_resource, words_after_the_identifier
 from pipeline.values.normalizers import _stem
 
 
-def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = None) -> dict[str, str]:
+def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = None,
+                 said_by: dict[str, str] | None = None) -> dict[str, str]:
     """Lookup goal -> the goal whose argument it finds (one of `goals`, or a lookup before it), in the order
-    of `goals`; `words`: each goal's words, which may name a list or a resource to find by."""
+    of `goals`; `words`: each goal's words, which may name a list or a resource to find by. `said_by`
+    receives each lookup's words: its goal's, or, for a search of a thing the words name by its noun and its
+    own name, those alone ("track Blue Moon" of "add the track Blue Moon to my playlist Road Trip")."""
     words = dict(words or {})
     found: dict[str, str] = {}
     seen: dict[str, set[str]] = {}  # goal -> the resources its chain of lookups went through: never again
@@ -55,20 +62,24 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
             if argument in api.optional or not accepts or produced & set(accepts):
                 continue  # optional, takes no output, or fed by another goal
             said, wanted = words.get(goal, ""), identified(argument) or own
-            chain = seen.get(goal, set()) | {own, wanted}
+            # what the call's other arguments identify holds it, or will ("add the song X to my playlist")
+            holding = {identified(a) for a in api.arguments if a != argument} - {""}
+            chain = seen.get(goal, set()) | {own, wanted} | holding
             by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
-            ways = [] if by_name else [_the_speakers_list(pack, wanted, accepts, said),
-                                       _through_the_named(pack, argument, accepts, said, chain),
+            through = None if named_itself(wanted, said) else _through_the_named(pack, argument, accepts, said, chain)
+            ways = [] if by_name else [_the_speakers_list(pack, wanted, accepts, said), through,
                                        _related_said(pack, argument, accepts, said), _list_said(pack, accepts, said)]
-            ways += [*(_search_of(pack, kind, wanted, argument) for kind in accepts), _the_one_there(pack, wanted, accepts),
-                     _through_the_only(pack, argument, accepts, chain)]
+            searches = [_search_of(pack, kind, wanted, argument) for kind in accepts]
+            ways += [*searches, _the_one_there(pack, wanted, accepts), _through_the_only(pack, argument, accepts, chain)]
             for lookup in ways:
                 if lookup and lookup not in goals and lookup not in found:
                     found[lookup] = goal
-                    words.setdefault(lookup, said)
+                    words.setdefault(lookup, (lookup in searches and own_name_phrase(wanted, said)) or said)
                     seen[lookup] = chain
                     queue.append(lookup)
                     break
+    if said_by is not None:
+        said_by.update({lookup: words[lookup] for lookup in found})
     return found
 
 
@@ -177,16 +188,17 @@ def preferred(pack: Pack, argument: str, reads: dict[str, str]) -> str | None:
 
 
 def _related_said(pack: Pack, argument: str, kinds: list[str], words: str) -> str | None:
-    """The read of the things related to one of the argument's own resource (`/albums/{album_id}/similar`)
-    whose path words after the identifier the words say ("the first album similar to Blue Train"): the
-    thing is one of those, and the one they are related to is looked up in turn. None unless one is said."""
+    """The read of the things related to one of the argument's own resource (`/albums/{album_id}/similar`,
+    answering albums) whose path words after the identifier the words say ("the first album similar to Blue
+    Train"): the thing is one of those, and the one they are related to is looked up in turn. None unless one
+    is said."""
     wanted, said = identified(argument), stems(words)
     found = []
     for name, api in pack.spec.apis.items():
         required = [a for a in api.arguments if a not in api.optional]
         if api.produces not in kinds or api.effects or api.http is None or len(required) != 1 \
-                or identified(required[0]) != wanted:
-            continue
+                or identified(required[0]) != wanted or api.rest is None or api.rest.resource != wanted:
+            continue  # things of another resource under it (`/users/{user_id}/playlists`) are no such relatives
         tail = {_stem(w) for w in words_after_the_identifier(api.http.path)}
         if tail and tail <= said:
             try:

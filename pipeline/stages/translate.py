@@ -73,14 +73,17 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         sources, contexts = ([c.source for c in chosen], [c.context for c in chosen]) if fixed else (None, None)
         if fixed:  # a search that may find what a goal needs, read from that goal's words; the planner
             by_goal = {entry["goal"]: entry for entry in shortlist}  # calls it or asks, whichever costs less
-            for search, consumer in lookup_goals(pack, goals, {e["goal"]: e["source"] for e in shortlist}).items():
+            said_by: dict[str, str] = {}  # a search's words may be fewer than its consumer's: the name it looks for
+            found = lookup_goals(pack, goals, {e["goal"]: e["source"] for e in shortlist}, said_by)
+            for search, consumer in found.items():
                 if len(goals) >= pack.spec.max_goals:
                     break  # the IR's limit holds for lookups too; a lookup left out is a question instead
-                by_goal[search] = {**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP}
+                by_goal[search] = {**by_goal[consumer], "goal": search, "score": 0.0, "chosen_by": LOOKUP,
+                                   "source": said_by.get(search) or by_goal[consumer]["source"]}
                 shortlist.append(by_goal[search])  # a lookup may feed another (a search, then a read)
                 goals.append(search)
                 looked_up[search] = consumer
-                sources.append(by_goal[consumer]["source"])
+                sources.append(by_goal[search]["source"])
                 contexts.append(by_goal[consumer]["context"])
         analysis.goals = shortlist
         system = render_system_prompt(pack, shortlist=goals)

@@ -840,7 +840,7 @@ def _page_of(item: dict) -> dict:
     return _obj(items={"type": "array", "items": item})
 
 
-JUKEBOX_TRACK = _obj(id="string", name="string", uri="string")
+JUKEBOX_TRACK = _obj(id="string", name="string", uri="string", duration_ms="integer")
 JUKEBOX_ARTIST = _obj(id="string", name="string", genres={"type": "array", "items": {"type": "string"}})
 JUKEBOX = {"openapi": "3.0.3", "info": {"title": "Jukebox"}, "paths": {
     "/search": {"get": {"operationId": "search", "summary": "Search the catalog",
@@ -901,6 +901,13 @@ def test_words_that_name_a_resource_ask_for_its_create_where_its_collection_hang
         "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["name"],
                                                                     "properties": {"name": {"type": "string"}}}}}},
         "responses": _answer(_obj(id="string", name="string"))}}
+    playlist = [{"name": "playlist_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    spec["paths"]["/playlists/{playlist_id}"] = {"get": {
+        "operationId": "getPlaylist", "summary": "One playlist", "responses": _answer(_obj(
+            id="string", name="string", tracks=_page_of(JUKEBOX_TRACK))), "parameters": playlist}, "put": {
+        "operationId": "changePlaylist", "summary": "Change a playlist's name", "parameters": playlist,
+        "requestBody": {"content": {"application/json": {"schema": _obj(name="string")}}},
+        "responses": _answer(_obj())}}
     spec["paths"]["/playlists/{playlist_id}/tracks"] = {"post": {
         "operationId": "addTracks", "summary": "Add tracks to a playlist", "parameters": playlist,
         "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
@@ -980,3 +987,121 @@ def test_words_that_say_the_thing_is_the_speakers_own_take_the_call_on_the_curre
                                     ("what handle do I have on my page", "get_member", "who_am_i")):
             rank = lambda _: [ScoredGoal(g, 0.5, words) for g in ("member_boards", "my_boards", "get_member", "who_am_i")]
             assert retriever._the_speakers_own(ScoredGoal(chosen, 0.5, words), words, rank).goal == goal
+
+
+def _with_a_library(tmp_path):
+    """JUKEBOX, with the current user's library and playlists: calls that take bare `ids` and `uris`."""
+    spec = json.loads(json.dumps(JUKEBOX))
+    ids = lambda said: [{"name": "ids", "in": "query", "required": True, "description": said,  # noqa: E731
+                         "schema": {"type": "string"}}]
+    spec["paths"]["/me"] = {"get": {"operationId": "getMe", "summary": "The signed-in user",
+                                    "responses": _answer(_obj(id="string", display_name="string"))}}
+    spec["paths"]["/me/playlists"] = {"get": {"operationId": "myPlaylists", "summary": "The user's playlists",
+                                              "responses": _answer(_page_of(_obj(id="string", name="string")))}}
+    playlist = [{"name": "playlist_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    spec["paths"]["/playlists/{playlist_id}"] = {"get": {
+        "operationId": "getPlaylist", "summary": "One playlist", "responses": _answer(_obj(
+            id="string", name="string", tracks=_page_of(JUKEBOX_TRACK))), "parameters": playlist}, "put": {
+        "operationId": "changePlaylist", "summary": "Change a playlist's name", "parameters": playlist,
+        "requestBody": {"content": {"application/json": {"schema": _obj(name="string")}}},
+        "responses": _answer(_obj())}}
+    spec["paths"]["/playlists/{playlist_id}/tracks"] = {"post": {
+        "operationId": "addTracks", "summary": "Add tracks to a playlist",
+        "parameters": [{"name": "playlist_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": "uris", "in": "query", "required": False, "description": "What to add",
+                        "schema": {"type": "string"}}],
+        "responses": _answer(_obj(snapshot_id="string"))}}
+    spec["paths"]["/me/tracks"] = {"put": {"operationId": "saveTracks", "summary": "Keep tracks in the library",
+                                           "parameters": ids("Which ones, comma-separated"), "responses": _answer(_obj())}}
+    whom = {"name": "type", "in": "query", "required": True, "schema": {"type": "string", "enum": ["artist", "user"]}}
+    spec["paths"]["/me/following"] = {"put": {"operationId": "follow", "summary": "Follow someone",
+                                              "parameters": [whom, *ids("The IDs of the artists to follow")],
+                                              "responses": _answer(_obj())}}
+    spec["paths"]["/me/player/recently-played"] = {"get": {"operationId": "recentlyPlayed", "summary": "Played lately",
+                                                           "responses": _answer(_page_of(JUKEBOX_TRACK))}}
+    return _imported(tmp_path, spec, "jukebox")
+
+
+def test_bare_ids_and_uris_are_named_after_what_they_identify_and_found_by_a_search(tmp_path):
+    """A field named only `ids` or `uris` takes the identifiers of the call's resource (`/me/tracks`), else
+    of the resource its description names ("artists to follow"): a name is never sent as one, and the
+    search finds them (a URI from the same place as the id, `tracks.items[].uri`). The tracks a call adds
+    to a playlist are what it acts on: needed, though the spec leaves them optional."""
+    with using_packs_root(_with_a_library(tmp_path)):
+        pack = load_pack("jukebox")
+        apis = pack.spec.apis
+        assert (apis["save_tracks"].arguments, apis["follow"].arguments[1:]) == (["track_ids"], ["artist_ids"])
+        assert "track_uris" in apis["add_tracks"].arguments and "track_uris" not in apis["add_tracks"].optional
+        assert {pack.normalizers[a] for a in ("track_ids", "artist_ids", "track_uris")} == {"identifier"}
+        assert apis["search"].http.outputs["track_uris"] == "tracks.items[].uri"
+        assert apis["search"].http.outputs["artist_ids"] == "artists.items[].id"
+        assert lookup_goals(pack, ["follow"], {"follow": "follow Ana Ruiz"}) == {"search": "follow"}
+        # the track a playlist is to take is found by the search, not among the playlist's own tracks
+        words = "add the track Blue Moon to the playlist"
+        assert lookup_goals(pack, ["add_tracks"], {"add_tracks": words}) == {"search": "add_tracks"}
+
+
+def test_a_thing_named_by_its_own_noun_is_searched_for_not_found_through_another(tmp_path):
+    """"the track Mia Rose" is a track of that name, though the name could be a person's and an artist's
+    top tracks hold tracks; "the top tracks of Mia Rose" are found through her."""
+    with using_packs_root(_with_a_library(tmp_path)):
+        pack = load_pack("jukebox")
+        assert lookup_goals(pack, ["save_tracks"], {"save_tracks": "save the track Mia Rose"}) == {
+            "search": "save_tracks"}
+        assert lookup_goals(pack, ["save_tracks"], {"save_tracks": "save a top track of Mia Rose"}) == {
+            "get_artist_top_tracks": "save_tracks", "search": "get_artist_top_tracks"}
+
+
+def test_a_list_whose_path_names_no_resource_lists_what_its_answer_holds(tmp_path):
+    """`/me/player/recently-played` names no resource: it lists tracks (its answer's items are a track's
+    fields), picked by its last part, so "my recently played tracks" is that list, not the user's saved ones."""
+    with using_packs_root(_with_a_library(tmp_path)):
+        rest = load_pack("jukebox").spec.apis["recently_played"].rest
+        assert (rest.action, rest.resource, rest.picks) == ("list", "track", ["recently", "played"])
+
+
+def test_the_kind_a_search_looks_for_takes_no_words_from_the_call_it_finds_for(tmp_path):
+    """"follow the artist Ana Ruiz": the search is told to look for artists whatever the words say, so
+    "artist" is the follow's own type, not a word the search's type took from it."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
+    with using_packs_root(_with_a_library(tmp_path)):
+        pack = load_pack("jukebox")
+        whom = pack.spec.apis["follow"].arguments[0]
+        words = "follow the artist Ana Ruiz"
+        found = lookup_goals(pack, ["follow"], {"follow": words})
+        grammar = ir_grammar(pack, words, date(2026, 5, 4), ["follow", "search"], fixed=True,
+                             sources=[words] * 2, contexts=[""] * 2, lookups=found)
+        assert f'v_{whom}_1 ::= "\\"artist\\""' in grammar
+
+
+def test_a_search_for_a_thing_named_by_its_noun_and_name_reads_those_words_alone(tmp_path):
+    """"add the track Blue Moon to the playlist Road Trip": the search for the track reads "track Blue
+    Moon", so the playlist's name is no query it could take."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
+    with using_packs_root(_with_a_library(tmp_path)):
+        pack = load_pack("jukebox")
+        words, said = "add the track Blue Moon to the playlist Road Trip", {}
+        found = lookup_goals(pack, ["add_tracks"], {"add_tracks": words}, said)
+        assert found == {"search": "add_tracks"} and said == {"search": "track Blue Moon"}
+        grammar = ir_grammar(pack, words, date(2026, 5, 4), ["add_tracks", "search"], fixed=True,
+                             sources=[words, said["search"]], contexts=[""] * 2, lookups=found)
+        query = next(line for line in grammar.splitlines() if line.startswith("v_q_2 ::="))
+        assert "Blue Moon" in query and "Road Trip" not in query
+
+
+def test_the_name_a_thing_has_before_it_is_renamed_is_not_its_new_name(tmp_path):
+    from datetime import date
+
+    from pipeline.llm.grammar import value_candidates
+
+    with using_packs_root(_with_a_library(tmp_path)):
+        pack = load_pack("jukebox")
+        offered = value_candidates(pack, "rename the playlist Road Trip to Summer", date(2026, 5, 4),
+                                   arguments=set(pack.spec.apis["change_playlist"].arguments))
+        assert offered["name"] == ["Summer"]
