@@ -901,13 +901,6 @@ def test_words_that_name_a_resource_ask_for_its_create_where_its_collection_hang
         "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["name"],
                                                                     "properties": {"name": {"type": "string"}}}}}},
         "responses": _answer(_obj(id="string", name="string"))}}
-    playlist = [{"name": "playlist_id", "in": "path", "required": True, "schema": {"type": "string"}}]
-    spec["paths"]["/playlists/{playlist_id}"] = {"get": {
-        "operationId": "getPlaylist", "summary": "One playlist", "responses": _answer(_obj(
-            id="string", name="string", tracks=_page_of(JUKEBOX_TRACK))), "parameters": playlist}, "put": {
-        "operationId": "changePlaylist", "summary": "Change a playlist's name", "parameters": playlist,
-        "requestBody": {"content": {"application/json": {"schema": _obj(name="string")}}},
-        "responses": _answer(_obj())}}
     spec["paths"]["/playlists/{playlist_id}/tracks"] = {"post": {
         "operationId": "addTracks", "summary": "Add tracks to a playlist", "parameters": playlist,
         "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
