@@ -32,13 +32,15 @@ OUTSIDE, BEGIN, INSIDE = 0, 1, 2
 TAGGER = "argument_tagger.safetensors"
 MAX_PIECES = 96  # the text and the argument's words together; SGD's turns fit in 64 nearly always
 # Adapters on the top layers only: what is below them needs no gradient, which halves a training step on a
-# CPU; `layers=None` adapts every layer (where training runs on a GPU).
+# CPU; on a GPU every layer is adapted (`EVERY_LAYER`). The weights file says which (`LAYERS_KEY`).
 TOP_LAYERS = (3, 4, 5)
+EVERY_LAYER = (0, 1, 2, 3, 4, 5)
+LAYERS_KEY = "layers"
 LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.05, "target_modules": ["query", "key", "value", "dense"],
         "layers_pattern": "layer"}
 
 
-def build_model(layers: tuple[int, ...] | None = TOP_LAYERS):
+def build_model(layers: tuple[int, ...] = TOP_LAYERS):
     """MiniLM with LoRA adapters (on `layers`) and a tag layer: what is trained and what is loaded."""
     import torch
     from peft import LoraConfig, get_peft_model
@@ -47,7 +49,8 @@ def build_model(layers: tuple[int, ...] | None = TOP_LAYERS):
     class Tagging(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.encoder = AutoModel.from_pretrained(packaged_embedding_model())
+            # in float32 whatever the file holds: adapters are trained and applied on the same base
+            self.encoder = AutoModel.from_pretrained(packaged_embedding_model(), dtype=torch.float32)
             self.tags = torch.nn.Linear(self.encoder.config.hidden_size, 3)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
@@ -55,8 +58,16 @@ def build_model(layers: tuple[int, ...] | None = TOP_LAYERS):
                                   token_type_ids=token_type_ids).last_hidden_state
             return self.tags(hidden)
 
-    where = {"layers_to_transform": list(layers)} if layers is not None else {}
-    return get_peft_model(Tagging(), LoraConfig(**LORA, **where, modules_to_save=["tags"]))
+    return get_peft_model(Tagging(), LoraConfig(**LORA, layers_to_transform=list(layers), modules_to_save=["tags"]))
+
+
+def adapted_layers(path: Path) -> tuple[int, ...]:
+    """The layers a weights file's adapters are on (files written before it was recorded: the top ones)."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), "pt") as f:
+        written = (f.metadata() or {}).get(LAYERS_KEY)
+    return tuple(int(k) for k in written.split(",")) if written else TOP_LAYERS
 
 
 def tokenizer():
@@ -145,7 +156,7 @@ class ArgumentTagger:
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
-        model = build_model()
+        model = build_model(adapted_layers(path))
         set_peft_model_state_dict(model, load_file(str(path)))
         self.model = model.merge_and_unload().eval()
         self.tok = tokenizer()

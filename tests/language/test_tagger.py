@@ -97,3 +97,24 @@ def test_a_pack_linker_reads_values_with_the_tagger_where_one_is_trained(trained
         monkeypatch.delenv("NESYPLAN_LANGUAGE_WEIGHTS")
         settings.cache_clear()
         reload()
+
+
+def test_a_tagger_adapted_on_every_layer_is_read_back_with_every_adapter(tmp_path):
+    """Training on a GPU adapts every layer, on a CPU the top ones: the weights file says which, and the
+    tagger read back merges each adapter into its own layer (none dropped for a layer not expected)."""
+    import torch
+    from transformers import AutoModel
+
+    from pipeline.language.encoder import packaged_embedding_model
+    from pipeline.language.tagger import EVERY_LAYER, TOP_LAYERS, adapted_layers
+
+    examples = _examples()[:16]
+    base = AutoModel.from_pretrained(packaged_embedding_model(), dtype=torch.float32)
+    for layers, name in ((EVERY_LAYER, "every"), (TOP_LAYERS, "top")):
+        folder = tmp_path / name
+        fit_argument_tagger(examples, examples[:4], folder, epochs=1, batch=8, learning_rate=5e-2, layers=layers)
+        assert adapted_layers(folder / TAGGER) == layers
+        merged = ArgumentTagger(folder / TAGGER).model.encoder
+        changed = {k for k in range(6) if not torch.equal(merged.encoder.layer[k].attention.self.query.weight,
+                                                           base.encoder.layer[k].attention.self.query.weight)}
+        assert changed == set(layers)
