@@ -315,6 +315,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
     segments = {singular(part.lower()) for op in document.operations for part in re.split(r"[/_.-]+", op.path)}
     goals, apis, arguments = {}, {}, {}
     portrait = portraits(document.operations, nouns)
+    # where a lookup's answer holds each resource's identifiers: its list's resource, then the dataflow
+    held_of = {op.key: held_resources(op, nouns, portrait) for op in document.operations if op.method == "GET"}
     for operation in document.operations:
         api = apis_of[operation.key]
         action, resource = semantics(operation, nouns)
@@ -322,7 +324,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         if one and one != resource:  # `/me` answers one user: a read of the current one, which finds its id
             action, resource = "read", one
         elif action == "list" and resource and resource not in nouns:  # `/me/player/recently-played`: tracks
-            items = held_resources(operation, nouns, portrait).get(_found_ids(operation, resource, segments), "")
+            inside = held_of[operation.key] if operation.key in held_of else held_resources(operation, nouns, portrait)
+            items = inside.get(_found_ids(operation, resource, segments), "")
             resource = answered(operation, nouns, portrait) or items or resource
         selector, selected = selects(operation, nouns)
         binding: dict = {"method": operation.method,
@@ -369,7 +372,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         goals[api] = {"api": api, "description": description, "examples": []}
     for operation in document.operations:  # dataflow: who takes whose output
         producer = apis[apis_of[operation.key]]
-        held = held_resources(operation, nouns, portrait) if operation.method == "GET" else {}  # lookups read
+        held = held_of.get(operation.key, {})  # lookups read
         for argument, spec in arguments.items():
             kind = f"{apis_of[operation.key]}_result"
             inside = [path for path, resource in held.items() if resource == identified(argument)]

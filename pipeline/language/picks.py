@@ -106,7 +106,7 @@ def named_itself(resource: str, words: str) -> bool:
 def _own_name_at(resource: str, words: str) -> tuple[list[re.Match], int] | None:
     """The words' tokens and the index of the noun of the resource right before a name (`named_itself`)."""
     forms = {_stem(resource), same_thing(resource)}
-    tokens = list(re.finditer(r"[\w'\"“‘]+", words))
+    tokens = list(re.finditer(rf"[\w{QUOTES}]+", words))
     for i, (a, b) in enumerate(zip(tokens, tokens[1:])):
         if forms & {_stem(a.group().lower()), same_thing(a.group().lower())} and written_as_a_name(b.group()) \
                 and not words[a.end():b.start()].strip():  # "films, Ana" is not

@@ -265,9 +265,10 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     # A lookup takes the words it needs to find what it finds ("the movie The Matrix": its query), not its
     # filters: a search's region or year would take the same name from the query.
     in_play = {a for g in goals for a in _reads(pack, g, g in lookups)} if fixed and pack.is_rest_api else None
+    kinds = {g: _kind_looked_up(pack, g, lookups[g]) for g in goals if g in lookups}
     if in_play is not None:  # the kind a search across kinds looks for is set below, and takes no words:
         # "follow the artist Ana Ruiz" says the follow's type, not the search's
-        in_play -= {a for g in goals if g in lookups for a in _kind_looked_up(pack, g, lookups[g])}
+        in_play -= {a for kind in kinds.values() for a in kind}
     searched_by = frozenset(a for g in goals if g in lookups for a in _reads(pack, g, True))
     named_by = identified_in_paths(pack, goals) if in_play is not None else None
     whole = value_candidates(pack, query, today, record, in_play, searched_by, named_by)
@@ -299,7 +300,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             by_position[i] = _without_picks(pack, _without_references(pack, by_position.get(i, whole), others),
                                             [g for g in goals if g in lookups])
             if goal in lookups:
-                by_position[i] = {**by_position[i], **_kind_looked_up(pack, goal, lookups[goal])}
+                by_position[i] = {**by_position[i], **kinds[goal]}
     count = len(goals) if fixed else min(max_goals, len(goals))
     rules: list[str] = []
     defined: set[str] = set()
