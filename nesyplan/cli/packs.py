@@ -77,8 +77,9 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
                            epochs: int = typer.Option(6, min=1),
                            exclude: list[str] = typer.Option([], help="services not learned from (to measure "
                                                                       "the heads on services they never saw)"),
-                           tagger_examples: int = typer.Option(12000, min=0, help="examples the argument tagger "
-                                                                                  "is fine-tuned on (0: none)"),
+                           tagger_examples: Optional[int] = typer.Option(
+                               None, min=0, help="examples the argument tagger is fine-tuned on (0: none; default: "
+                                                 "every one on a GPU, 12000 on a CPU)"),
                            json_out: bool = typer.Option(False, "--json")) -> None:
     """Train the language heads (which goal a text asks for; which span is which argument's value) on SGD
     train, and print how they do on the turns held out."""

@@ -287,17 +287,18 @@ def learn_aliases(train: Path, path: Path, max_dialogues: int | None = None, exc
 
 def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None = None, epochs: int = 6,
                    held_out: float = 0.1, seed: int = 0, exclude_services: list[str] | None = None,
-                   tagger_examples: int = 0, progress=lambda _message: None) -> LanguageReport:
+                   tagger_examples: int | None = 0, progress=lambda _message: None) -> LanguageReport:
     """Train the heads on the split `train` (schema.json, dialogues_*.json[.gz]), services in
     `exclude_services` left out of them and of the other names of values; and the argument tagger on
-    `tagger_examples` examples, when that is not 0."""
+    `tagger_examples` examples, when that is not 0 (None: as many as the machine trains in minutes,
+    `train_tagger.train_argument_tagger`)."""
     started = time.perf_counter()
     exclude = set(exclude_services or [])
     corpus = collect(train, max_dialogues, held_out, seed, progress)
     report = fit_heads(corpus, out, exclude, epochs, seed, progress)
     report.written.append(str(learn_aliases(train, ALIASES_FILE if out == WEIGHTS else out / ALIASES_NAME,
                                             max_dialogues, exclude)))
-    if tagger_examples:
+    if tagger_examples != 0:
         from pipeline.language.train_tagger import train_argument_tagger
 
         report.tagger = train_argument_tagger(train, out, exclude, tagger_examples, max_dialogues, seed,

@@ -30,6 +30,9 @@ from pipeline.language.tagger import (BEGIN, EVERY_LAYER, INSIDE, LAYERS_KEY, TA
                                      encode_pairs, tokenizer)
 
 
+CPU_EXAMPLES = 12000  # a default a CPU trains in minutes; a GPU takes every example (about 110,000)
+
+
 @dataclass
 class Example:
     argument: str  # its words
@@ -170,11 +173,17 @@ def _runs(tags: np.ndarray, mask: np.ndarray) -> set[tuple[int, int]]:
     return runs
 
 
-def train_argument_tagger(train: Path, folder: Path, exclude: set[str] = frozenset(), examples: int = 12000,
+def train_argument_tagger(train: Path, folder: Path, exclude: set[str] = frozenset(), examples: int | None = None,
                           max_dialogues: int | None = None, seed: int = 0, progress=lambda _m: None) -> TaggerReport:
-    """The tagger trained on `examples` drawn from the turns of SGD train's services not in `exclude`,
-    measured on examples of the excluded services (of all of them when none is), written to `folder`."""
+    """The tagger trained on `examples` drawn from the turns of SGD train's services not in `exclude`
+    (None: every one where CUDA is present, `CPU_EXAMPLES` where not), measured on examples of the excluded
+    services (of all of them when none is), written to `folder`."""
+    import torch
+
     from pipeline.packs.sgd_schema import load_schema
+
+    if examples is None:
+        examples = 10 ** 9 if torch.cuda.is_available() else CPU_EXAMPLES
 
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     turns = read_turns(dialogues_of(train, max_dialogues), services, seed=seed)
