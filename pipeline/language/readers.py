@@ -423,25 +423,22 @@ class Reader:
     `forced`: words that read are the value, written once present (the model picks which); `free`: any
     words could be one, so they are taken only when asked for; `judged(words)`: whether the slot head may
     drop a reading of these words it finds unlikely (it learned from SGD's slots, which hold numbers but no
-    id written with letters or marks: "4ef9a417-02e9-…", "#14"); `moment`: a single day or time, of which a
-    call may take a range (`values._moments_in_order`)."""
+    id written with letters or marks: "4ef9a417-02e9-…", "#14")."""
     spans: Callable[[Scene, str, object], Readings]
     whole: Callable[[str, object, date], object]
     family: str
     forced: bool = False
     free: bool = False
     judged: Callable[[str], bool] = lambda words: True
-    moment: bool = False
 
 
 READERS: dict[str, Reader] = {
-    "date": Reader(_date_spans, _whole_period, "date", forced=True, moment=True),
+    "date": Reader(_date_spans, _whole_period, "date", forced=True),
     "period": Reader(_period_spans, _whole_period, "date", forced=True),  # an IR predicate giving two dates
-    "future_date": Reader(_future_date_spans, _whole_future_day, "date", moment=True),
+    "future_date": Reader(_future_date_spans, _whole_future_day, "date"),
     # A day with its time is a moment whatever the words around it: SGD's slots hold days and times apart,
     # and the slot head gave "June 12 at 4:30 pm" 0.0001 for a field starting a session.
-    "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False,
-                        moment=True),
+    "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False),
     "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True),
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),
