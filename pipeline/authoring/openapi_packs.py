@@ -324,8 +324,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         if one and one != resource:  # `/me` answers one user: a read of the current one, which finds its id
             action, resource = "read", one
         elif action == "list" and resource and resource not in nouns:  # `/me/player/recently-played`: tracks
-            inside = held_of[operation.key] if operation.key in held_of else held_resources(operation, nouns, portrait)
-            items = inside.get(_found_ids(operation, resource, segments), "")
+            items = held_of[operation.key].get(_found_ids(operation, resource, segments), "")  # a list is a GET
             resource = answered(operation, nouns, portrait) or items or resource
         selector, selected = selects(operation, nouns)
         binding: dict = {"method": operation.method,

@@ -33,6 +33,13 @@ from pipeline.language.tagger import (BEGIN, EVERY_LAYER, INSIDE, LAYERS_KEY, TA
 CPU_EXAMPLES = 12000  # a default a CPU trains in minutes; a GPU takes every example (about 110,000)
 
 
+def _device() -> str:
+    """Where a tagger trains: CUDA where torch sees it (every example, every layer), else the CPU."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 @dataclass
 class Example:
     argument: str  # its words
@@ -99,7 +106,7 @@ def fit_argument_tagger(train: list[Example], held: list[Example], folder: Path,
 
     torch.manual_seed(seed)
     started = time.perf_counter()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = _device()
     layers = layers or (EVERY_LAYER if device == "cuda" else TOP_LAYERS)
     model = build_model(layers).to(device)
     tok = tokenizer()
@@ -178,12 +185,10 @@ def train_argument_tagger(train: Path, folder: Path, exclude: set[str] = frozens
     """The tagger trained on `examples` drawn from the turns of SGD train's services not in `exclude`
     (None: every one where CUDA is present, `CPU_EXAMPLES` where not), measured on examples of the excluded
     services (of all of them when none is), written to `folder`."""
-    import torch
-
     from pipeline.packs.sgd_schema import load_schema
 
     if examples is None:
-        examples = 10 ** 9 if torch.cuda.is_available() else CPU_EXAMPLES
+        examples = 10 ** 9 if _device() == "cuda" else CPU_EXAMPLES
 
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     turns = read_turns(dialogues_of(train, max_dialogues), services, seed=seed)
