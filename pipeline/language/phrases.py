@@ -95,6 +95,19 @@ def begins_a_name(text: str, span: tuple[int, int]) -> bool:
     return bool(re.fullmatch(r"[A-Z][a-z]+", text[a:b])) and _inside_a_sentence(text, a) and after is not None
 
 
+def begins_a_numbered_name(text: str, span: tuple[int, int]) -> bool:
+    """Whether the words are a number written right before a capitalised word ("a poster of 2 Broke Girls",
+    "a ride to 659 Merchant Street"): the first word of a name, no value alone. On SGD train's user turns, 468
+    of 483 such numbers are inside one slot value with the word after (5 services of 5 domains), and none is a
+    value by itself.
+
+    >>> begins_a_numbered_name("a poster of 2 Broke Girls", (12, 13)), begins_a_numbered_name("song 12 please", (5, 7))
+    (True, False)
+    """
+    a, b = span
+    return text[a:b].isdigit() and re.match(r"\s+[A-Z][a-z]", text[b:]) is not None
+
+
 def _inside_a_sentence(text: str, at: int) -> bool:
     """Whether words come before `at` in its sentence: a capital there is no sentence's first."""
     before = text[:at].rstrip()

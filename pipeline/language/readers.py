@@ -24,7 +24,8 @@ from datetime import date
 from functools import cached_property, lru_cache
 
 from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
-from pipeline.language.phrases import addresses, after_a_name_word, begins_a_name, overlaps, phrases, whole_name_with_number
+from pipeline.language.phrases import (addresses, after_a_name_word, begins_a_name, begins_a_numbered_name, overlaps, phrases,
+                                      whole_name_with_number)
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
 from pipeline.values import dates, moments
@@ -249,6 +250,13 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
         found.add((a, b))
     for sp in addresses(text) + whole_name_with_number(text):  # its number is no amount or count
         found.add(sp)
+    for number in re.finditer(r"(?<![\w$€£#.,:/-])\d+(?=\s+[A-Z])", text):  # "2 Broke Girls": one name, not its part
+        run = re.match(r"\s+[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[number.end():])
+        if not begins_a_numbered_name(text, number.span()) or overlaps(number.span(), scene.timely + scene.times):
+            continue
+        a, b = number.start(), number.end() + run.end()
+        found.items = [r for r in found.items if not (a < r.start and r.end <= b)]
+        found.add((a, b))
     return found
 
 
@@ -283,13 +291,14 @@ def _digits_spans(scene: Scene, name: str, spec) -> Readings:
 
 def _identifier_spans(scene: Scene, name: str, spec) -> Readings:
     """An identifier: each word with a digit in it as written (a uuid whole, '#1183' as 1183), not a day,
-    a time, an amount, an email address or a phone number."""
+    a time, an amount, an email address, a phone number or the number a name begins with ("2 Broke Girls")."""
     found = Readings(name, scene.text)
     taken = scene.readable_periods + scene.times
     for match in IDENTIFIER.finditer(scene.text):
         value = match.group(1)
         money = scene.text[max(match.start() - 1, 0):match.start()] in ("$", "€", "£")
         if not re.search(r"\d", value) or money or overlaps(match.span(), taken) or \
+                begins_a_numbered_name(scene.text, match.span()) or \
                 NORMALIZERS["email"](value) or NORMALIZERS["phone"](value):
             continue
         found.add(match.span(), value)
@@ -423,22 +432,25 @@ class Reader:
     `forced`: words that read are the value, written once present (the model picks which); `free`: any
     words could be one, so they are taken only when asked for; `judged(words)`: whether the slot head may
     drop a reading of these words it finds unlikely (it learned from SGD's slots, which hold numbers but no
-    id written with letters or marks: "4ef9a417-02e9-…", "#14")."""
+    id written with letters or marks: "4ef9a417-02e9-…", "#14"); `moment`: a single day or time, of which a
+    call may take a range (`values._moments_in_order`)."""
     spans: Callable[[Scene, str, object], Readings]
     whole: Callable[[str, object, date], object]
     family: str
     forced: bool = False
     free: bool = False
     judged: Callable[[str], bool] = lambda words: True
+    moment: bool = False
 
 
 READERS: dict[str, Reader] = {
-    "date": Reader(_date_spans, _whole_period, "date", forced=True),
+    "date": Reader(_date_spans, _whole_period, "date", forced=True, moment=True),
     "period": Reader(_period_spans, _whole_period, "date", forced=True),  # an IR predicate giving two dates
-    "future_date": Reader(_future_date_spans, _whole_future_day, "date"),
+    "future_date": Reader(_future_date_spans, _whole_future_day, "date", moment=True),
     # A day with its time is a moment whatever the words around it: SGD's slots hold days and times apart,
     # and the slot head gave "June 12 at 4:30 pm" 0.0001 for a field starting a session.
-    "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False),
+    "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False,
+                        moment=True),
     "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True),
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),

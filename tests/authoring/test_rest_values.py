@@ -166,3 +166,23 @@ def test_a_date_time_is_read_as_a_day_and_its_time_and_sent_in_rfc_3339(tmp_path
         run = run_pipeline("book a session for member ann-7 tomorrow at 9am", "club", today="2026-05-04")
         assert run.plan is not None, run.failure
         assert [(c.api, c.args["starts_at"].value) for c in run.plan.calls] == [("book_session", "2026-05-05T09:00:00Z")], run.ir
+
+
+def test_a_range_of_days_goes_to_the_pair_in_the_order_the_call_lists_them(tmp_path):
+    """Two days for a call that takes a start and an end day: the first written is the start, though the
+    learned parts, reading each alone, find the first unlikely as a start."""
+    spec = json.loads(json.dumps(CLUB))
+    day = {"type": "string", "format": "date"}
+    spec["paths"]["/members/{handle}/visits"] = {"get": {
+        "operationId": "listVisits", "summary": "List a member's visits to the club", "parameters": HANDLE + [
+            {"name": name, "in": "query", "schema": day} for name in ("start_date", "end_date")],
+        "responses": _answer({"type": "array", "items": {"type": "object", "properties": {"day": day}}})}}
+    path = tmp_path / "club.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("club")
+        for words in ("visits of member ann-7 between March 3 and March 19",
+                      "which visits did member ann-7 make from March 3 to March 19"):
+            offered = _offered(pack, words, ["list_visits"])
+            assert (offered["start_date"][:1], offered["end_date"][:1]) == (["March 3"], ["March 19"]), offered

@@ -102,3 +102,15 @@ def test_a_month_that_ends_a_name_is_no_date_and_a_greeted_name_no_value():
     # a name right after a greeting is whom the user speaks to
     assert read("Hello, Nora, a table please", "host") == []
     assert read("a table at Nora, please", "host") == ["Nora"]
+
+
+def test_a_number_that_begins_a_name_is_no_identifier_and_the_name_is_read_whole():
+    pack = _with_arguments(load_pack("restaurant_reservation"), show_id="identifier", query="title_text")
+
+    def read(text: str, argument: str) -> list[str]:
+        return [r.text for r in value_readings(pack, text, TODAY)[argument].items if r.kept]
+
+    assert read("a poster of 4 Quiet Rooms", "show_id") == []  # the name's first word: no id of anything
+    assert read("a poster of 4 Quiet Rooms", "query") == ["4 Quiet Rooms"]  # whole, not its capitalised part
+    assert read("a poster of show 4417", "show_id") == ["4417"]
+    assert read("the poster of show 4417 please", "show_id") == ["4417"]

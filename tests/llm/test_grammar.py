@@ -76,6 +76,14 @@ def test_fixed_goals_are_written_as_given(pack, compiler):
     assert accepts(compiler, ir_grammar(pack, QUERY, TODAY, [], fixed=True), NONE_LINE + "\n")
 
 
+def test_a_period_beside_another_calls_day_keeps_both_its_ends(pack):
+    """A report's period written as one span and another call's day: the day is no end of the report's range
+    (the range rule orders two days only where each span is one day)."""
+    candidates = value_candidates(pack, "expenses for Q2 2023 plus the $12 charge made on 8/14/2023", TODAY)
+    assert "06/30/2023" in candidates["end_date"] and "04/01/2023" in candidates["start_date"], candidates
+    assert "08/14/2023" in candidates["charge_date"]
+
+
 def test_holes_hold_only_what_the_request_grounds(pack):
     candidates = value_candidates(pack, "check on that 75 bucks charge from Sept 28, then call me", TODAY)
     assert set(candidates["charge_amount"]) == {"75 bucks", "75.00"}  # not "28": it is part of a date
