@@ -28,7 +28,7 @@ from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified, last_noun, singular, snake_words, words_after_the_identifier
 from pipeline.records import ClauseAnalysis
-from pipeline.retrieval.lookups import current_ones, holders, preferred
+from pipeline.retrieval.lookups import current_ones, holders, lookup_goals, preferred
 from pipeline.retrieval.speech_acts import (
     QUESTION_OPENERS, REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, imperative_verb,
     names_nothing, object_words, question_kind, restates, states_value, topic, without_topic, words,
@@ -354,6 +354,7 @@ class Retriever:
                 goals = self._what_it_points_back_at(query, goals, max_goals)
                 through = self._through_a_role(goals[0], rank) if alone else []
                 goals = through or [self._the_count_of_parts(self._the_part_said(g, rank)) for g in goals]
+                goals = [self._found_not_asked(g, rank, [o.goal for o in goals if o is not g]) for g in goals]
             for g in goals:  # two goals merged are two clauses joined
                 g.source = as_written(query, g.source)
         return goals
@@ -384,6 +385,47 @@ class Retriever:
         if thing is None or thing not in scores or scores[thing] < scores.get(chosen.goal, 0.0) - NEAR_TIE:
             return chosen
         return ScoredGoal(thing, chosen.score, chosen.source, chosen.context, "its part not said")
+
+    def _found_not_asked(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]],
+                         others: list[str]) -> ScoredGoal:
+        """Look up before asking: a read that would ask the user for an identifier (the words give none and no
+        lookup finds one: a review by its id, for "a review of Blue Moon") gives way to a read ranked within
+        NEAR_TIE that asks for none and looks one up (the reviews of a thing the words name, found by its
+        search), as the planner's costs rank asking above a lookup; not to one that takes no identifier at
+        all ("pull up a visit record" names none to find it by: a list of all is not it). Reads only: a call
+        with effects is never swapped; `others`: the request's other goals, whose outputs are no question."""
+        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        arguments = self.pack.spec.arguments
+        if api.effects or self._questions(chosen.goal, chosen.source, others, identifiers=True) == 0 or any(
+                arguments[a].accepts_output for a in self._arguments_given(chosen.source) if a in arguments):
+            return chosen  # an identifier the words give is the chosen call's, however it was read ("owner with id 12")
+        for other in rank(chosen.source)[:VERB_RANKS]:
+            if chosen.score - other.score >= NEAR_TIE:
+                break
+            theirs = self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            if other.goal != chosen.goal and theirs.rest is not None and not theirs.effects \
+                    and self._questions(other.goal, chosen.source, others) == 0 and self._looked_up(other.goal, chosen.source):
+                return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "found, not asked")
+        return chosen
+
+    def _questions(self, goal: str, words: str, others: list[str], identifiers: bool = False) -> int:
+        """How many of the goal's required arguments (no default; `identifiers`: only those taking another
+        call's output) the plan would ask the user for: those the words give no value of and no other goal of
+        the request (`others`) makes, less those a lookup finds (`lookups`)."""
+        api, arguments = self.pack.spec.apis[self.pack.spec.goals[goal].api], self.pack.spec.arguments
+        made = {self.pack.spec.apis[self.pack.spec.goals[g].api].produces for g in others}
+        needed = {a for a in api.arguments if a not in api.optional
+                  and (not identifiers or a in arguments and arguments[a].accepts_output)
+                  and not (a in arguments and made & set(arguments[a].accepts_output))}
+        if needed:
+            needed -= self._arguments_given(words)
+        if not needed:
+            return 0
+        return max(0, len(needed) - self._looked_up(goal, words))
+
+    def _looked_up(self, goal: str, words: str) -> int:
+        """How many of the goal's arguments a lookup finds, with the goal's words (`lookups`)."""
+        return sum(1 for of in lookup_goals(self.pack, [goal], {goal: words}).values() if of == goal)
 
     def _the_count_of_parts(self, chosen: ScoredGoal) -> ScoredGoal:
         """A question of how many of its parts a thing has ("how many chapters does the book have"), where no

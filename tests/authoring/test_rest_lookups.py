@@ -1098,3 +1098,27 @@ def test_the_name_a_thing_has_before_it_is_renamed_is_not_its_new_name(tmp_path)
         offered = value_candidates(pack, "rename the playlist Road Trip to Summer", date(2026, 5, 4),
                                    arguments=set(pack.spec.apis["change_playlist"].arguments))
         assert offered["name"] == ["Summer"]
+
+
+def test_a_read_that_would_ask_for_an_id_gives_way_to_a_near_one_whose_id_is_looked_up(tmp_path):
+    """"a review of Night Harbor": one review read by its id would ask the user for an id nobody knows (reviews
+    of shows and of films hold one: no one way to find it); the reviews of a show, whose id the show search finds by the name, ask for nothing. Where the words give the
+    review's id, its read stands."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    review = _obj(id="integer", author="string", content="string")
+    spec = json.loads(json.dumps(SHOWS))
+    spec["paths"]["/review/{review_id}"] = {"get": {
+        "operationId": "getReview", "summary": "Get the details of a review", "parameters": [_int_in_path("review_id")],
+        "responses": _answer(review)}}
+    spec["paths"]["/show/{show_id}/reviews"] = {"get": {
+        "operationId": "getShowReviews", "summary": "Get the reviews of a show", "parameters": [_int_in_path("show_id")],
+        "responses": _answer(_obj(results={"type": "array", "items": review}))}}
+    spec["paths"]["/film/{film_id}/reviews"] = {"get": {  # reviews are found inside two kinds of thing: no one way
+        "operationId": "getFilmReviews", "summary": "Get the reviews of a film", "parameters": [_int_in_path("film_id")],
+        "responses": _answer(_obj(results={"type": "array", "items": review}))}}
+    with using_packs_root(_imported(tmp_path, spec, "shows")):
+        retriever = get_retriever(load_pack("shows"))
+        for words, goal in (("I want a review for Night Harbor", "get_show_reviews"), ("show me review 4411", "get_review")):
+            score = {g.goal: g.score for g in retriever.rank(words)}["get_review"]
+            assert retriever._found_not_asked(ScoredGoal("get_review", score, words), retriever.rank, []).goal == goal
