@@ -96,12 +96,12 @@ def begins_a_name(text: str, span: tuple[int, int]) -> bool:
 
 
 def begins_a_numbered_name(text: str, span: tuple[int, int]) -> bool:
-    """Whether the words are a number written right before a capitalised word ("a poster of 2 Broke Girls",
-    "a ride to 659 Merchant Street"): the first word of a name, no value alone. On SGD train's user turns, 468
+    """Whether the words are a number written right before a capitalised word ("the cover of 4 Quiet Rooms",
+    "a cab to 18 Harbor Lane"): the first word of a name, no value alone. On SGD train's user turns, 468
     of 483 such numbers are inside one slot value with the word after (5 services of 5 domains), and none is a
     value by itself.
 
-    >>> begins_a_numbered_name("a poster of 2 Broke Girls", (12, 13)), begins_a_numbered_name("song 12 please", (5, 7))
+    >>> begins_a_numbered_name("the cover of 4 Quiet Rooms", (13, 14)), begins_a_numbered_name("song 12 please", (5, 7))
     (True, False)
     """
     a, b = span

@@ -227,6 +227,9 @@ def _lowercase_text_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
+_NAME_RUN = r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*"  # capitalised words in a row ("Tom Berg", "Quiet Rooms")
+
+
 def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
     """A proper name of a thing ("Bella Notte", "my landlord Tom Berg"): whole phrases, and the capitalised
     run inside one ("Tom Berg"); capitalised runs joined by "and" ("Salt and Pepper", `_JOINED_TITLE`)
@@ -242,7 +245,7 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
         if text[max(a - 4, 0):a] == "The " and text[a:a + 1].isupper():
             a -= 4  # a capitalised "The" is part of the name ("The Blue Door")
         found.add((a, b))
-        for run in re.finditer(r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[a:b]):
+        for run in re.finditer(_NAME_RUN, text[a:b]):
             found.add((a + run.start(), a + run.end()))
     joined = [run.span() for run in _JOINED_TITLE.finditer(text)]
     for a, b in joined:  # one name: its parts are none
@@ -250,8 +253,8 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
         found.add((a, b))
     for sp in addresses(text) + whole_name_with_number(text):  # its number is no amount or count
         found.add(sp)
-    for number in re.finditer(r"(?<![\w$€£#.,:/-])\d+(?=\s+[A-Z])", text):  # "2 Broke Girls": one name, not its part
-        run = re.match(r"\s+[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*", text[number.end():])
+    for number in re.finditer(r"(?<![\w$€£#.,:/-])\d+(?=\s+[A-Z])", text):  # "4 Quiet Rooms": one name, not its part
+        run = re.match(r"\s+" + _NAME_RUN, text[number.end():])
         if not begins_a_numbered_name(text, number.span()) or overlaps(number.span(), scene.timely + scene.times):
             continue
         a, b = number.start(), number.end() + run.end()
@@ -291,7 +294,7 @@ def _digits_spans(scene: Scene, name: str, spec) -> Readings:
 
 def _identifier_spans(scene: Scene, name: str, spec) -> Readings:
     """An identifier: each word with a digit in it as written (a uuid whole, '#1183' as 1183), not a day,
-    a time, an amount, an email address, a phone number or the number a name begins with ("2 Broke Girls")."""
+    a time, an amount, an email address, a phone number or the number a name begins with ("4 Quiet Rooms")."""
     found = Readings(name, scene.text)
     taken = scene.readable_periods + scene.times
     for match in IDENTIFIER.finditer(scene.text):

@@ -394,34 +394,38 @@ class Retriever:
         search), as the planner's costs rank asking above a lookup; not to one that takes no identifier at
         all ("pull up a visit record" names none to find it by: a list of all is not it). Reads only: a call
         with effects is never swapped; `others`: the request's other goals, whose outputs are no question."""
-        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
-        arguments = self.pack.spec.arguments
-        if api.effects or self._questions(chosen.goal, chosen.source, others, identifiers=True) == 0 or any(
-                arguments[a].accepts_output for a in self._arguments_given(chosen.source) if a in arguments):
+        api, arguments, words = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api], self.pack.spec.arguments, \
+            chosen.source
+        if api.effects or self._questions(chosen.goal, words, set(), others, identifiers=True, looked=0) == 0:
+            return chosen  # no identifier to ask at all: the words need not be read for it
+        given = self._arguments_given(words)  # once: it runs the learned parts over the words
+        if any(arguments[a].accepts_output for a in given if a in arguments) or \
+                self._questions(chosen.goal, words, given, others, identifiers=True) == 0:
             return chosen  # an identifier the words give is the chosen call's, however it was read ("owner with id 12")
-        for other in rank(chosen.source)[:VERB_RANKS]:
+        for other in rank(words)[:VERB_RANKS]:
             if chosen.score - other.score >= NEAR_TIE:
                 break
             theirs = self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
-            if other.goal != chosen.goal and theirs.rest is not None and not theirs.effects \
-                    and self._questions(other.goal, chosen.source, others) == 0 and self._looked_up(other.goal, chosen.source):
-                return ScoredGoal(other.goal, chosen.score, chosen.source, chosen.context, "found, not asked")
+            if other.goal == chosen.goal or theirs.rest is None or theirs.effects:
+                continue
+            looked = self._looked_up(other.goal, words)
+            if looked and self._questions(other.goal, words, given, others, looked=looked) == 0:
+                return ScoredGoal(other.goal, chosen.score, words, chosen.context, "found, not asked")
         return chosen
 
-    def _questions(self, goal: str, words: str, others: list[str], identifiers: bool = False) -> int:
+    def _questions(self, goal: str, words: str, given: set[str], others: list[str], identifiers: bool = False,
+                   looked: int | None = None) -> int:
         """How many of the goal's required arguments (no default; `identifiers`: only those taking another
-        call's output) the plan would ask the user for: those the words give no value of and no other goal of
-        the request (`others`) makes, less those a lookup finds (`lookups`)."""
+        call's output) the plan would ask the user for: those the words give no value of (`given`) and no other
+        goal of the request (`others`) makes, less those a lookup finds (`looked`, when already counted)."""
         api, arguments = self.pack.spec.apis[self.pack.spec.goals[goal].api], self.pack.spec.arguments
         made = {self.pack.spec.apis[self.pack.spec.goals[g].api].produces for g in others}
-        needed = {a for a in api.arguments if a not in api.optional
+        needed = {a for a in api.arguments if a not in api.optional and a not in given
                   and (not identifiers or a in arguments and arguments[a].accepts_output)
                   and not (a in arguments and made & set(arguments[a].accepts_output))}
-        if needed:
-            needed -= self._arguments_given(words)
         if not needed:
             return 0
-        return max(0, len(needed) - self._looked_up(goal, words))
+        return max(0, len(needed) - (self._looked_up(goal, words) if looked is None else looked))
 
     def _looked_up(self, goal: str, words: str) -> int:
         """How many of the goal's arguments a lookup finds, with the goal's words (`lookups`)."""
