@@ -186,3 +186,17 @@ def test_a_range_of_days_goes_to_the_pair_in_the_order_the_call_lists_them(tmp_p
                       "which visits did member ann-7 make from March 3 to March 19"):
             offered = _offered(pack, words, ["list_visits"])
             assert (offered["start_date"][:1], offered["end_date"][:1]) == (["March 3"], ["March 19"]), offered
+
+
+def test_words_in_lower_case_before_their_arguments_own_noun_are_its_value_without_it(tmp_path):
+    spec = {"openapi": "3.0.3", "info": {"title": "Guild"}, "paths": {"/clubs": {"post": {
+        "operationId": "createClub", "summary": "Create a club",
+        "requestBody": _body(["club_name"], club_name=STRING), "responses": _answer(MEMBER)}}}}
+    path = tmp_path / "guild.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        offered = _offered(load_pack("guild"), "add a chess club please", ["create_club"])
+    # the club's noun follows its name: the words before it are a reading of their own, kept whatever the
+    # slot head thinks of them (it drops the span with the noun)
+    assert "chess" in offered.get("club_name", []), offered
