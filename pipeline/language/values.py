@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
@@ -461,9 +462,12 @@ def _named_by_its_words(text: str, reading, named_by: dict[str, frozenset[str]] 
         noun_after(text, reading.start, reading.end, reading.argument)
 
 
-def _own_nouns(argument: str) -> set[str]:
-    """The words of an argument's name that may name the thing its value is ("club" of club_name)."""
-    return {_stem(w) for w in name_words(argument) if w not in NAME_LABELS and w not in FUNCTION_WORDS and len(w) > 2}
+@lru_cache(maxsize=4096)
+def _own_nouns(argument: str) -> frozenset[str]:
+    """The words of an argument's name that may name the thing its value is ("club" of club_name); made
+    once per argument: every reading judged asks."""
+    return frozenset(_stem(w) for w in name_words(argument)
+                     if w not in NAME_LABELS and w not in FUNCTION_WORDS and len(w) > 2)
 
 
 def noun_after(text: str, start: int, end: int, argument: str) -> bool:
@@ -477,9 +481,10 @@ def noun_after(text: str, start: int, end: int, argument: str) -> bool:
     >>> noun_after("the Roxie theater", 4, 9, "theater_name")  # a capitalised name: the head's to judge
     False
     """
-    words = text[start:end]
+    if not text[start:end].islower():
+        return False
     after = re.match(r"\s+([A-Za-z]+)", text[end:])
-    return words.islower() and after is not None and _stem(after.group(1).lower()) in _own_nouns(argument)
+    return after is not None and _stem(after.group(1).lower()) in _own_nouns(argument)
 
 
 def _without_its_own_noun(pack, text: str, readings: dict[str, Readings]) -> None:
