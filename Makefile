@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_PIN ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: setup setup-gemma demo test lint docs docs-serve eval fuzz load chaos clean gpu-assets gpu-check
+.PHONY: setup setup-gemma prism demo test lint docs docs-serve eval fuzz load chaos clean gpu-assets gpu-check
 
 setup: $(STAMP)
 
@@ -31,9 +31,21 @@ lint: setup
 	$(BIN)/ruff check --quiet nesyplan workers pipeline tests
 	$(BIN)/lint-imports
 
+# Prism (Stoplight's mock server made from an OpenAPI document), for the tests that carry plans out against
+# a spec's own mock: installed with npm into .venv/prism; without npm those tests are skipped, and say so.
+PRISM := $(VENV)/prism/node_modules/.bin/prism
+PRISM_PIN ?= @stoplight/prism-cli@5.14.2
+
+prism: $(PRISM)
+
+$(PRISM):
+	@if command -v npm >/dev/null; then \
+		npm install --prefix $(VENV)/prism --no-audit --no-fund --loglevel=error "$(PRISM_PIN)"; \
+	else echo "npm not found: the tests against Prism mock servers will be skipped"; fi
+
 # Two processes (the machine's two cores), whole files to each: a file's fixtures and loaded models are shared by
 # its tests. Each process has its own Redis database (tests/conftest.py).
-test: lint
+test: lint prism
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
 
 # The user guide and design notes (docs/, mkdocs.yml) as a site in site/; a broken link or a warning fails it.

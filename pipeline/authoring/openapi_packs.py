@@ -21,7 +21,8 @@ the translator reads. What it takes becomes arguments, named by these rules:
 Required path, query, header and body fields are asked for when the request leaves them out; optional ones
 carry the spec's default or are left out of the request. Types come from JSON Schema: an `enum` is a
 `choice`, a boolean a true/false choice, `integer` an integer, `number` an amount, `format: date` a date,
-`email` an email, a field its description says takes E.164 a phone number with its country code
+`email` an email, a web address by its format (`uri`, `url`), its name (`photoUrls`) or the example the
+document shows (`url`: read whole), a field its description says takes E.164 a phone number with its country code
 (`e164`: "+447700900123"); other strings by the same name-and-description rules as SGD slots (a phone, a
 time, a person's name). A method other than GET changes something (`effects`: read back before it runs).
 
@@ -53,6 +54,7 @@ from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Ope
 from pipeline.packs.pack import NAME
 from pipeline.packs.rest import LISTED, path_identifiers
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
+from pipeline.values.normalizers import web_address
 
 GENERATOR = "import-openapi"
 JSON_TYPES = {"integer", "number", "boolean", "array"}  # sent as themselves in a JSON body, not as strings
@@ -153,7 +155,9 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
         return "integer", {}
     if field.kind == "number":
         return "amount", {}
-    if field.kind == "array":
+    if _web_address(field, name):
+        return "url", {}
+    if field.kind == "array" and field.format != "date":
         return "title_text", {}
     if field.format == "email":
         return "email", {}
@@ -170,6 +174,18 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
     if inferred == "email" and not (EMAIL_FIELD.search(field.description or "") or name.split("_")[-1] == "email"):
         inferred = "title_text"  # an email's subject, a channel named "email": about email, not an address
     return ("title_text" if inferred in ("integer", "amount") else inferred), {}
+
+
+# A field that takes web addresses: by its format, its name's last word, or the example the document gives.
+_WEB_FORMATS = {"uri", "url", "iri"}
+_WEB_NAME = re.compile(r"(?:^|_)(?:urls?|href)$")
+
+
+def _web_address(field: RequestField, name: str) -> bool:
+    """Whether a string field (or a list of them) is a web address."""
+    return field.kind in ("string", "array") and (
+        field.format in _WEB_FORMATS or bool(_WEB_NAME.search(name))
+        or bool(field.example) and web_address(field.example) == field.example.strip())
 
 
 # Words schema names wrap a resource in: `SendEmailRequest`, `OwnerFields`, `UpdateDomainOptions`.
@@ -333,24 +349,28 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         takes, optional = [], {}
         for field in operation.fields:
             argument = names[(operation.key, field.location, field.wire)]
+            where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
+            if where:  # one value may go in two places (a pet type's id in its path and in its body)
+                binding.setdefault(where, {})[field.wire] = argument
+            if field.location == "body" and field.kind in JSON_TYPES:
+                binding.setdefault("types", {})[argument] = field.kind
             if argument in takes:
                 continue
             takes.append(argument)
             if not field.required and not _acted_on(field, argument, operation, resource):
                 optional[argument] = field.default
-            where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
-            if where:
-                binding.setdefault(where, {})[field.wire] = argument
             normalizer, extra = _normalizer(field, _argument_base(field, operation, nouns), nouns)
-            if field.location == "body" and field.kind in JSON_TYPES:
-                binding.setdefault("types", {})[argument] = field.kind
             if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
-                binding.setdefault("types", {})[argument] = "date"
+                binding.setdefault("types", {})[argument] = "dates" if field.kind == "array" else "date"
             arguments.setdefault(argument, {"description": field.description.strip()[:300]
                                              or argument.replace("_", " "), "normalizer": normalizer, **extra})
-        if operation.encoding == "form" and binding.get("body"):
+        if operation.encoding != "json" and binding.get("body"):
             binding["form"] = True
+            if operation.encoding == "multipart":
+                binding["multipart"] = True
         binding["output"] = _output_field(operation)
+        if operation.auth:
+            binding["auth"] = operation.auth
         found = _found_ids(operation, resource, segments) if action in LOOKUPS or one else ""
         if found:
             binding["output"] = found
@@ -396,15 +416,22 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
     if url:
         spec["http_base_url"] = url
     if document.auth:
-        secret = "CREDENTIALS" if document.auth.scheme == "basic" else "TOKEN"
-        spec["http_auth"] = {"scheme": document.auth.scheme, **({"name": document.auth.name} if document.auth.name else {}),
-                             "env": f"NESYPLAN_{name.upper()}_{secret}"}
+        spec["http_auth"] = _http_auth(document.auth, f"NESYPLAN_{name.upper()}")
+    if document.auths:  # each other scheme's secret in a variable named after it too
+        spec["http_auths"] = {scheme: _http_auth(auth, f"NESYPLAN_{name.upper()}_{snake(scheme).upper()}")
+                              for scheme, auth in document.auths.items()}
     if overlay is not None:
         try:
             apply_overlay(spec, overlay, overlay_path or Path("overlay.yaml"))
         except SgdSchemaError as exc:
             raise OpenApiError(str(exc)) from None
     return spec
+
+
+def _http_auth(auth, prefix: str) -> dict:
+    """A pack's credentials entry; its secret is read from `<prefix>_TOKEN` (`_CREDENTIALS`: user:password)."""
+    return {"scheme": auth.scheme, **({"name": auth.name} if auth.name else {}),
+            "env": f"{prefix}_{'CREDENTIALS' if auth.scheme == 'basic' else 'TOKEN'}"}
 
 
 def operations_of(pack: dict, document: ApiDocument) -> dict[str, str]:

@@ -84,6 +84,9 @@ def _check_spec(pack: Pack) -> list[Problem]:
                 if argument not in api.arguments:
                     report(f"apis.{api_name}.http", f"api {api_name}: http names {argument!r}, which is not "
                                                     f"one of its arguments ({', '.join(api.arguments)})")
+            if api.http.auth and api.http.auth not in spec.http_auths:
+                report(f"apis.{api_name}.http.auth", f"api {api_name}: http is sent with credentials "
+                                                     f"{api.http.auth!r}, which http_auths does not name")
     for arg_name, arg in spec.arguments.items():
         key = f"arguments.{arg_name}"
         if arg.normalizer not in NORMALIZERS:

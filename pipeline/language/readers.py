@@ -29,7 +29,7 @@ from pipeline.language.phrases import (addresses, after_a_name_word, begins_a_na
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
 from pipeline.values import dates, moments
-from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name
+from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, TIME_MARK, WEB_ADDRESS, choice_spans, full_name
 from pipeline.values.numbers import format_amount, parse_amount
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
@@ -119,9 +119,14 @@ class Scene:
         return self.text[span[0]:span[1]]
 
     @cached_property
+    def web_addresses(self) -> list[Span]:
+        """Each web address, whole (its words may be more than a span holds)."""
+        return [(m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}"))) for m in WEB_ADDRESS.finditer(self.text)]
+
+    @cached_property
     def contacts(self) -> list[Span]:
-        """The digits of a phone number or an email address: neither a date nor an amount."""
-        return [sp for sp in self.spans if _is_contact(self.words(sp))]
+        """The digits of a phone number, an email address or a web address: no date, amount or name."""
+        return [sp for sp in self.spans if _is_contact(self.words(sp)) or overlaps(sp, self.web_addresses)]
 
     @cached_property
     def plain(self) -> list[Span]:
@@ -406,6 +411,14 @@ def _normalised_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
+def _web_address_spans(scene: Scene, name: str, spec) -> Readings:
+    """Each web address of the text, whole."""
+    found = Readings(name, scene.text)
+    for sp in scene.web_addresses:
+        found.add(sp, scene.words(sp))
+    return found
+
+
 # Each whole-answer reader: (words, spec, today) -> the value, or None.
 
 def _whole_normalised(text: str, spec, today: date):
@@ -466,6 +479,8 @@ READERS: dict[str, Reader] = {
     # SGD's phones ("415-555-0142") and gave "+447700900123" 0.02.
     "e164": Reader(_normalised_spans, _whole_normalised, "phone", forced=True, judged=lambda words: False),
     "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),
+    # SGD's slots hold no web address for the head to learn one from.
+    "url": Reader(_web_address_spans, _whole_normalised, "url", forced=True, judged=lambda words: False),
     "lowercase_text": Reader(_lowercase_text_spans, _whole_normalised, "lowercase_text", free=True),
     "title_text": Reader(_title_text_spans, _whole_normalised, "title_text", free=True),
     "person_name": Reader(_person_name_spans, _whole_normalised, "person_name", free=True),

@@ -58,6 +58,7 @@ class RequestField(BaseModel):
     enum: list[str] = []
     default: str | None = None
     description: str = ""
+    example: str = ""             # a value the document shows for it (a plain one: no object or list)
     owner: str = ""               # the named schema whose property it is (`Order` for an order's status)
 
 
@@ -70,12 +71,13 @@ class Operation(BaseModel):
     description: str = ""
     tags: list[str] = []
     fields: list[RequestField] = []
-    encoding: Literal["json", "form"] = "json"
+    encoding: Literal["json", "form", "multipart"] = "json"  # how its body is sent
     outputs: list[str] = []       # the answer's plain fields, identifiers first
     entity: str = ""              # the named schema of the answer (of its items, for a list)
     answers_list: bool = False
     listed_ids: list[str] = []    # identifiers of the items of a list inside the answer: `results[].id`
     answer_fields: list[str] = []  # every top-level field of the answer (of its items, for a list), as written
+    auth: str = ""                # the security scheme it is sent with where not the document's own (`auth`)
     held_ids: dict[str, list[str]] = {}  # each identifier inside the answer (`networks[].id`, `collection.id`)
                                          # -> the fields of the object that holds it (what it identifies)
     left_out: list[str] = []      # fields it could not carry, with why
@@ -91,7 +93,8 @@ class ApiDocument(BaseModel):
     description: str = ""
     version: str                  # "2.0", "3.0.x" or "3.1.x"
     base_url: str = ""
-    auth: Auth | None = None
+    auth: Auth | None = None      # the credentials most operations are sent with
+    auths: dict[str, Auth] = {}   # other schemes by name, for operations that ask for one of them instead
     operations: list[Operation]
     left_out: list[str] = []      # operations it could not read, with why
 
@@ -129,9 +132,9 @@ def read_document(raw) -> ApiDocument:
     swagger2 = version.startswith("2")
     credential_headers = _credential_headers(_security_schemes(raw, swagger2))
     info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
+    default, auth = _auth(raw, swagger2)
     document = ApiDocument(title=str(info.get("title", "")), description=str(info.get("description", "")),
-                           version=version, base_url=_base_url(raw, swagger2), auth=_auth(raw, swagger2),
-                           operations=[])
+                           version=version, base_url=_base_url(raw, swagger2), auth=auth, operations=[])
     for path, item in raw["paths"].items():
         if not isinstance(item, dict):
             continue
@@ -148,6 +151,9 @@ def read_document(raw) -> ApiDocument:
             except _Unreadable as exc:
                 document.left_out.append(f"{where}: {exc}")
                 continue
+            operation.auth = _operation_auth(raw, item[method], swagger2, default)
+            if operation.auth:
+                document.auths.setdefault(operation.auth, _carried(_security_schemes(raw, swagger2)[operation.auth]))
             document.operations.append(operation)
     if not document.operations:
         raise OpenApiError("no operation could be read" + (": " + "; ".join(document.left_out[:5])
@@ -206,36 +212,60 @@ def _security_schemes(raw: dict, swagger2: bool) -> dict:
     return schemes if isinstance(schemes, dict) else {}
 
 
-def _auth(raw: dict, swagger2: bool) -> Auth | None:
-    """The scheme the document asks for first (globally, else on its first operation that asks)."""
+def _carried(scheme) -> Auth | None:
+    """How a request carries one security scheme's credentials; None for one it cannot (mutual TLS, say)."""
+    if not isinstance(scheme, dict):
+        return None
+    kind, how = scheme.get("type"), str(scheme.get("scheme", "")).lower()
+    if kind == "apiKey" and scheme.get("in") in ("header", "query"):
+        if str(scheme.get("name", "")).lower() == "authorization":
+            return Auth(scheme="bearer")
+        return Auth(scheme=scheme["in"], name=str(scheme.get("name", "")))
+    if kind == "http" and how in ("bearer", "basic"):
+        return Auth(scheme=how)
+    if kind == "basic":
+        return Auth(scheme="basic")
+    if kind in ("oauth2", "openIdConnect"):  # the caller brings an access token
+        return Auth(scheme="bearer")
+    return None
+
+
+def _preferred(names, schemes: dict) -> str | None:
+    """Of the schemes named, the one to send: an API key or a token the caller has beats an OAuth flow;
+    among equals, the one named first."""
+    order = sorted(dict.fromkeys(names), key=lambda n: isinstance(schemes.get(n), dict)
+                   and schemes[n].get("type") in ("oauth2", "openIdConnect"))
+    return next((name for name in order if _carried(schemes.get(name)) is not None), None)
+
+
+def _requirements(spec) -> list[str] | None:
+    """The schemes a `security` list names, in order; None where it is absent (the document's then apply)."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("security"), list):
+        return None
+    return [name for requirement in spec["security"] if isinstance(requirement, dict) for name in requirement]
+
+
+def _auth(raw: dict, swagger2: bool) -> tuple[str | None, Auth | None]:
+    """The scheme the document asks for first (globally, else on its first operation that asks), by name."""
     schemes = _security_schemes(raw, swagger2)
     if not schemes:
-        return None
-    wanted = [name for requirement in raw.get("security") or [] for name in requirement]
+        return None, None
+    wanted = list(_requirements(raw) or [])
     for item in raw["paths"].values():
         for method in METHODS:
-            operation = item.get(method) if isinstance(item, dict) else None
-            if isinstance(operation, dict):
-                wanted += [name for requirement in operation.get("security") or [] for name in requirement]
-    # An API key or a token the caller has beats an OAuth flow; among equals, the one asked for first.
-    order = sorted(dict.fromkeys([*wanted, *schemes]),
-                   key=lambda n: isinstance(schemes.get(n), dict) and schemes[n].get("type") in ("oauth2", "openIdConnect"))
-    for name in order:
-        scheme = schemes.get(name)
-        if not isinstance(scheme, dict):
-            continue
-        kind, how = scheme.get("type"), str(scheme.get("scheme", "")).lower()
-        if kind == "apiKey" and scheme.get("in") in ("header", "query"):
-            if str(scheme.get("name", "")).lower() == "authorization":
-                return Auth(scheme="bearer")
-            return Auth(scheme=scheme["in"], name=str(scheme.get("name", "")))
-        if kind == "http" and how in ("bearer", "basic"):
-            return Auth(scheme=how)
-        if kind == "basic":
-            return Auth(scheme="basic")
-        if kind in ("oauth2", "openIdConnect"):  # the caller brings an access token
-            return Auth(scheme="bearer")
-    return None
+            wanted += _requirements(item.get(method) if isinstance(item, dict) else None) or []
+    name = _preferred([*wanted, *schemes], schemes)
+    return name, _carried(schemes.get(name)) if name else None
+
+
+def _operation_auth(raw: dict, spec: dict, swagger2: bool, default: str | None) -> str:
+    """The scheme an operation is sent with where its own `security` asks for others than the document's
+    (a pet store's reads by API key, its writes by OAuth token): that scheme's name; else ''."""
+    schemes = _security_schemes(raw, swagger2)
+    own = _requirements(spec)
+    if own is None or not own or default in own:
+        return ""
+    return _preferred(own, schemes) or ""
 
 
 def _operation(item, method: str, path: str, swagger2: bool, credential_headers: set[str]) -> Operation:
@@ -251,6 +281,9 @@ def _operation(item, method: str, path: str, swagger2: bool, credential_headers:
     for (name, where), parameter in parameters.items():
         if where == "header" and str(name).lower() in credential_headers:
             continue  # the pack's credentials go there, from the environment
+        if where == "path" and "{" + str(name) + "}" not in path:  # a defect of the document: sent nowhere
+            operation.left_out.append(f"path parameter {name!r}: the path {path} has no place for it")
+            continue
         if where in ("path", "query", "header"):
             schema = parameter if swagger2 else parameter.get("schema") or {}
             _add_field(operation, RequestField(wire=str(name), location=where,
@@ -260,8 +293,10 @@ def _operation(item, method: str, path: str, swagger2: bool, credential_headers:
             body_fields = _body_fields(operation, parameter.get("schema") or {}, bool(parameter.get("required")))
         elif where == "formData":
             form_fields.append(parameter)
-    if form_fields:
-        operation.encoding = "form"
+    if form_fields:  # a form; multipart where the operation takes only that (an upload)
+        consumes = spec.get("consumes") or []
+        operation.encoding = ("multipart" if "multipart/form-data" in consumes
+                              and "application/x-www-form-urlencoded" not in consumes else "form")
         for parameter in form_fields:
             _add_field(operation, RequestField(wire=str(parameter["name"]), location="form",
                                                required=bool(parameter.get("required")),
@@ -271,8 +306,9 @@ def _operation(item, method: str, path: str, swagger2: bool, credential_headers:
         content = body.get("content") or {}
         media = _json_media(content)
         if media is None and any(m in content for m in ("application/x-www-form-urlencoded", "multipart/form-data")):
-            media = content.get("application/x-www-form-urlencoded") or content["multipart/form-data"]
-            operation.encoding = "form"
+            urlencoded = "application/x-www-form-urlencoded" in content
+            media = content["application/x-www-form-urlencoded" if urlencoded else "multipart/form-data"]
+            operation.encoding = "form" if urlencoded else "multipart"
         if media is None:
             if body.get("required"):
                 raise _Unreadable(f"its request body is only {', '.join(content) or 'unspecified'}, which no "
@@ -282,7 +318,7 @@ def _operation(item, method: str, path: str, swagger2: bool, credential_headers:
             # A body not marked `required: false` is taken as sent: its schema's required fields are asked for.
             body_fields = _body_fields(operation, media.get("schema") or {}, body.get("required", True) is not False)
     for field in body_fields:
-        if operation.encoding == "form":
+        if operation.encoding != "json":
             field.location = "form"
         operation.fields.append(field)
     _read_answer(operation, spec.get("responses") or {}, swagger2)
@@ -351,11 +387,15 @@ def _add_field(operation: Operation, field: RequestField, schema) -> None:
     elif kind not in SCALAR_TYPES:
         return _cannot_carry(operation, field, f"of type {kind!r}")
     field.kind, field.enum = kind, enum
-    field.format = str(schema.get("format") or "")
+    field.format = str(schema.get("format") or (kind == "array" and (schema.get("items") or {}).get("format")) or "")
     if schema.get("default") is not None and not isinstance(schema.get("default"), (dict, list)):
         default = schema["default"]
         field.default = str(default).lower() if isinstance(default, bool) else str(default)
     field.description = field.description or str(schema.get("description") or schema.get("title") or "")
+    examples = schema.get("examples") if isinstance(schema.get("examples"), list) else []
+    example = schema.get("example", examples[0] if examples else None)
+    if example is not None and not isinstance(example, (dict, list)):
+        field.example = str(example)
     operation.fields.append(field)
 
 

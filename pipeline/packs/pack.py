@@ -76,15 +76,19 @@ class HttpBinding(StrictModel):
     headers: dict[str, str] = Field({}, description="request header -> argument")
     form: bool = Field(False, description="the body is sent as a form (application/x-www-form-urlencoded), "
                                           "not JSON")
-    types: dict[str, Literal["integer", "number", "boolean", "array", "date"]] = Field(
+    multipart: bool = Field(False, description="the form is sent as multipart/form-data (an upload's fields)")
+    types: dict[str, Literal["integer", "number", "boolean", "array", "date", "dates"]] = Field(
         {}, description="argument -> the JSON type its value is sent as in a JSON body (else a string; an "
-                        "array from a comma-separated value); a date is sent as YYYY-MM-DD, in a query too")
+                        "array from a comma-separated value); a date is sent as YYYY-MM-DD, in a query too, and "
+                        "dates as a list of them")
     output: str = Field("", description="the field of the JSON answer that is the call's output (of its first "
                                         "item when the answer is a list; `results[].id`: the id of the first "
                                         "item of its `results`); empty: the answer has none to give")
     outputs: dict[str, str] = Field({}, description="argument -> the field of the answer a later argument of "
                                                     "that name takes instead of the output (`networks[].id` for "
                                                     "a network_id): another thing's identifier inside it")
+    auth: str = Field("", description="the name of the pack's `http_auths` entry this API is sent with; empty: "
+                                      "the pack's `http_auth`")
 
 
 class HttpAuth(StrictModel):
@@ -171,6 +175,9 @@ class PackSpec(StrictModel):
     http_base_url: str | None = Field(None, description="where the `http` executor sends the APIs' requests "
                                                           "(NESYPLAN_HTTP_BASE_URL overrides it)")
     http_auth: HttpAuth | None = None
+    http_auths: dict[str, HttpAuth] = Field({}, description="other credentials by name, for the APIs whose "
+                                                            "`http.auth` names one (a spec's reads by API key, "
+                                                            "its writes by OAuth token)")
     max_goals: int = Field(3, ge=1, le=3, description="goals one request may ask for (flow packs: 1, one "
                                                       "conversation follows one flow)")
     lexicon: dict[str, list[str]] = Field({}, description="words this pack adds to a list of the English layer "

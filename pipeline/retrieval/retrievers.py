@@ -34,7 +34,7 @@ from pipeline.retrieval.speech_acts import (
     names_nothing, object_words, question_kind, restates, states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
-from pipeline.values.normalizers import CONTACT, _stem
+from pipeline.values.normalizers import CONTACT, WEB_ADDRESS, _stem
 from pipeline.values.spans import without_values
 
 _SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
@@ -304,7 +304,12 @@ class Retriever:
         """The request cut where one request ends and another begins: at sentence punctuation and at
         'and', 'then', 'also', 'plus' — never inside a number ("$1,500") or a phrase of the pack's own
         vocabulary ("profit and loss", "invoices and sales")."""
-        protected = query
+        addresses: list[str] = []  # a web address is one value, whatever marks it holds ("https://x.example/a?b")
+
+        def kept(match: re.Match) -> str:
+            addresses.append(match.group().rstrip(".,;:!?)]}"))
+            return f"\x04{len(addresses) - 1}\x04" + match.group()[len(addresses[-1]):]
+        protected = WEB_ADDRESS.sub(kept, query)
         for phrase in self.protected_phrases:
             protected = re.sub(phrase, lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
         # "$1,500", "2.5" and a clock time ("4:30") are one value.
@@ -315,14 +320,14 @@ class Retriever:
         protected = re.sub(_BETWEEN, lambda m: m.group().replace(" ", "\x00"), protected)
         protected = re.sub(_TITLE, lambda m: m.group()[:-1] + "\x02", protected)  # "Mr. Chen" is one name
         parts = _CLAUSE_BREAK.split(protected)
-        restored = [p.replace("\x00", " ").replace("\x01", ",").replace("\x02", ".").replace("\x03", ":").strip()
-                    for p in parts]
+        restored = [re.sub("\x04(\\d+)\x04", lambda m: addresses[int(m[1])], p).replace("\x00", " ")
+                    .replace("\x01", ",").replace("\x02", ".").replace("\x03", ":").strip() for p in parts]
         clauses: list[str] = []
         for part in filter(None, restored):
-            # A lone word ("jo@x.com", "ok"), a lone value ("(212) 555-0101") or a contact with its label
-            # ("phone 212-555-0101") belongs to the clause beside it.
+            # A lone word ("jo@x.com", "ok"), a lone value ("(212) 555-0101") or a contact or web address with
+            # its label ("phone 212-555-0101") belongs to the clause beside it.
             if clauses and (len(part.split()) < 2 or len(clauses[-1].split()) < 2 or not words(without_values(part))
-                            or CONTACT.search(part) and len(words(CONTACT.sub(" ", part))) < 2):
+                            or _LABELLED.search(part) and len(words(_LABELLED.sub(" ", part))) < 2):
                 clauses[-1] += ", " + part
             else:
                 clauses.append(part)
@@ -1510,6 +1515,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n else v
 
 
+_LABELLED = re.compile(f"{CONTACT.pattern}|{WEB_ADDRESS.pattern}", re.IGNORECASE)  # a contact or a web address
 _TITLE = re.compile(r"\b(?:mr|mrs|ms|dr|prof|st|jr|sr)\.(?=\s)", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+[^;:?!]{1,30}?\s+and\s+(?=\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
                       r"[a-z]*\b|(?:the\s+)?(?:end|start|beginning|middle|first|last)\b)", re.IGNORECASE)

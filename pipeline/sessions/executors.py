@@ -132,13 +132,16 @@ class HttpExecutor:
             "headers": {"Idempotency-Key": _call_digest(self.session_id, api, args)[:32],
                         **{name: args[argument] for name, argument in binding.headers.items() if argument in args}},
         }
-        self._authenticate(request)
-        if binding.method in ("POST", "PUT", "PATCH") or binding.body:
-            if binding.form:
-                request["data"] = {name: args[argument] for name, argument in binding.body.items() if argument in args}
+        self._authenticate(request, self._credentials(binding))
+        if binding.body:  # an operation that takes no body is sent none, not an empty one
+            fields = {name: args[argument] for name, argument in binding.body.items() if argument in args}
+            if binding.multipart:  # each field a part of its own, with no file name
+                request["files"] = {name: (None, value) for name, value in fields.items()}
+            elif binding.form:
+                request["data"] = fields
             else:
                 request["json"] = _json_body(binding, args)
-        answer = self._send(api, request)
+        answer = self._send(api, request, self._credentials(binding))
         output = _output(api, binding, answer)
         if not binding.outputs:
             return output
@@ -146,10 +149,13 @@ class HttpExecutor:
         return Answer(output, {a: v for a, v in held.items() if v is not None},
                       tuple(a for a, v in held.items() if v is None))
 
-    def _authenticate(self, request: dict) -> None:
-        """The pack's credentials from the environment; none set, none sent (a public API needs none, and
-        one that does answers 401, which names the variable to set)."""
-        auth = self.pack.spec.http_auth
+    def _credentials(self, binding):
+        """The credentials an API is sent with: its own where it names them, else the pack's."""
+        return self.pack.spec.http_auths.get(binding.auth) if binding.auth else self.pack.spec.http_auth
+
+    def _authenticate(self, request: dict, auth) -> None:
+        """Credentials from the environment; none set, none sent (a public API needs none, and one that
+        does answers 401, which names the variable to set)."""
         secret = os.environ.get(auth.env, "") if auth else ""
         if not secret:
             return
@@ -163,7 +169,7 @@ class HttpExecutor:
         else:
             request["params"][auth.name] = secret
 
-    def _send(self, api: str, request: dict) -> httpx.Response:
+    def _send(self, api: str, request: dict, auth) -> httpx.Response:
         problem = ""
         with httpx.Client(timeout=self.timeout_s) as client:
             for attempt in range(self.retries + 1):
@@ -182,7 +188,6 @@ class HttpExecutor:
                     continue
                 if answer.status_code >= 400:  # the API refused the call: asking again would not help
                     hint = ""
-                    auth = self.pack.spec.http_auth
                     if answer.status_code in (401, 403) and auth and not os.environ.get(auth.env):
                         hint = f" (set {auth.env} to the API's credentials)"
                     raise ExecutionError(f"{api} refused: HTTP {answer.status_code}: {_message(answer)}{hint}")
@@ -207,6 +212,8 @@ def _typed(value: str, kind: str | None):
     if kind == "date":  # a day as the normalisers write it (MM/DD/YYYY), as APIs take it (ISO 8601)
         month, day, year = (value.split("/") + ["", "", ""])[:3]
         return f"{year}-{month}-{day}" if year.isdigit() and len(year) == 4 else value
+    if kind == "dates":
+        return [_typed(part.strip(), "date") for part in value.split(",") if part.strip()]
     return value
 
 

@@ -319,6 +319,22 @@ def identifier(text: str, **_) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+# A web address as written: a scheme and what follows up to a space (the punctuation ending a sentence is
+# no part of it), or one beginning "www.".
+WEB_ADDRESS = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`]+|\bwww\.[^\s<>\"'`]+", re.IGNORECASE)
+
+
+def web_address(text: str, **_) -> str | None:
+    """A web address as an API takes it, whole ('https://cdn.example.org/a/b.png?s=2'); words around it are
+    allowed; none, or two, give none (which of them is not for the reader to guess).
+
+    >>> web_address("photo at https://x.example/tom.jpg."), web_address("no link here")
+    ('https://x.example/tom.jpg', None)
+    """
+    found = [m.group().rstrip(".,;:!?)]}") for m in WEB_ADDRESS.finditer(text)]
+    return found[0] if len(found) == 1 else None
+
+
 NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "amount": amount,
     "lowercase_text": lowercase_text,
@@ -332,6 +348,7 @@ NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "title_text": title_text,
     "digits": digits,
     "identifier": identifier,
+    "url": web_address,
     # dates are read by the date helpers, which need both ends of a span and `today`
     "date": lambda text, **_: None,
     "future_date": lambda text, **_: None,  # a day ahead (a booking): "this Saturday" is the coming one

@@ -120,7 +120,7 @@ def test_the_request_is_built_from_the_binding(garage, monkeypatch):
     sent = {}
 
     class Recorder(HttpExecutor):
-        def _send(self, api, request):
+        def _send(self, api, request, auth):
             sent.update(request)
             import httpx
             return httpx.Response(200, json={"repairId": "r-7", "status": "booked"})
@@ -154,6 +154,85 @@ def test_an_overlay_survives_a_re_import_and_can_leave_operations_out(tmp_path):
     overlay.write_text(yaml.safe_dump({"leave_out": ["getRepairs"]}))
     with pytest.raises(OpenApiError, match="leave_out: no operation 'getRepairs'.*getRepair"):
         import_openapi(spec_path, root)
+
+
+# Reads go with an API key, writes with an OAuth token; an upload is multipart; a body repeats its path's id;
+# a field takes a list of days; one declares a path parameter its path has no place for; web addresses.
+KENNEL = {
+    "openapi": "3.0.3", "info": {"title": "Kennel"},
+    "components": {"securitySchemes": {
+        "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+        "oauth": {"type": "oauth2", "flows": {"implicit": {"authorizationUrl": "https://auth.example/a", "scopes": {}}}}},
+        "schemas": {"Dog": {"type": "object", "required": ["id", "name"], "properties": {
+            "id": {"type": "integer"}, "name": {"type": "string"},
+            "photoUrls": {"type": "array", "items": {"type": "string"}},
+            "homepage": {"type": "string", "example": "https://dogs.example.org/rex"},
+            "walkDays": {"type": "array", "items": {"type": "string", "format": "date"}}}}}},
+    "security": [{"key": []}],
+    "paths": {
+        "/dogs/{dogId}": {
+            "get": {"operationId": "getDog", "parameters": [
+                {"name": "dogId", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "ok"}}},
+            "put": {"operationId": "renameDog", "security": [{"oauth": []}], "parameters": [
+                {"name": "dogId", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Dog"}}}},
+                "responses": {"200": {"description": "ok"}}}},
+        "/dogs/{dogId}/photo": {"post": {
+            "operationId": "uploadPhoto", "security": [{"oauth": []}, {"key": []}], "parameters": [
+                {"name": "dogId", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {
+                "caption": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "ok"}}}},
+        "/walks": {"post": {
+            "operationId": "startWalk", "parameters": [
+                {"name": "walkerId", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}},
+    },
+}
+
+
+def test_each_operation_is_sent_as_its_own_security_and_body_say(tmp_path, monkeypatch):
+    root = tmp_path / "packs"
+    _, written, document, _ = import_openapi(write(tmp_path, KENNEL), root, name="kennel", base_url="http://127.0.0.1:9")
+    with using_packs_root(root):
+        pack = load_pack("kennel")
+    apis = pack.spec.apis
+    # the document's scheme by default; its own where an operation asks only for another, or for it first
+    assert pack.spec.http_auth.name == "X-Key" and apis["get_dog"].http.auth == ""
+    assert apis["rename_dog"].http.auth == "oauth" and pack.spec.http_auths["oauth"].scheme == "bearer"
+    assert apis["upload_photo"].http.auth == ""  # the API key is one of its choices: the document's own
+    assert pack.spec.http_auths["oauth"].env == "NESYPLAN_KENNEL_OAUTH_TOKEN"
+    assert apis["rename_dog"].http.body["id"] == "dog_id" and apis["rename_dog"].http.path == "/dogs/{dog_id}"
+    assert apis["rename_dog"].http.types["walk_days"] == "dates"
+    assert [pack.spec.arguments[a].normalizer for a in ("photo_urls", "homepage")] == ["url", "url"]
+    assert pack.spec.arguments["walk_days"].normalizer in ("date", "future_date")  # each a day, sent as ISO 8601
+    assert apis["upload_photo"].http.multipart and apis["upload_photo"].http.form
+    start = next(op for op in document.operations if op.key == "startWalk")
+    assert "walker_id" not in apis["start_walk"].arguments and "walkerId" in " ".join(start.left_out)
+
+    sent = []
+
+    class Recorder(HttpExecutor):
+        def _send(self, api, request, auth):
+            sent.append(request)
+            import httpx
+            return httpx.Response(200, json={})
+
+    monkeypatch.setenv("NESYPLAN_KENNEL_TOKEN", "the-key")
+    monkeypatch.setenv("NESYPLAN_KENNEL_OAUTH_TOKEN", "the-token")
+    executor = Recorder(pack, "s1")
+    executor.call("get_dog", {"dog_id": "4"})
+    executor.call("rename_dog", {"dog_id": "4", **{a: v for a, v in (("name", "Rex"), ("walk_days", "06/01/2026, 06/03/2026"))
+                                                     if a in apis["rename_dog"].arguments}})
+    executor.call("upload_photo", {"dog_id": "4", "caption": "asleep"})
+    executor.call("start_walk", {})
+    read, rename, upload, walk = sent
+    assert read["headers"]["X-Key"] == "the-key" and "Authorization" not in read["headers"] and "json" not in read
+    assert rename["headers"]["Authorization"] == "Bearer the-token" and "X-Key" not in rename["headers"]
+    assert rename["json"]["id"] == 4 and rename["json"]["walkDays"] == ["2026-06-01", "2026-06-03"]
+    assert upload["files"] == {"caption": (None, "asleep")} and "data" not in upload
+    assert not {"json", "data", "files"} & set(walk)  # an operation that takes no body is sent none
 
 
 def test_swagger_2_bodies_and_forms_are_read():

@@ -200,3 +200,31 @@ def test_words_in_lower_case_before_their_arguments_own_noun_are_its_value_witho
     # the club's noun follows its name: the words before it are a reading of their own, kept whatever the
     # slot head thinks of them (it drops the span with the noun)
     assert "chess" in offered.get("club_name", []), offered
+
+
+def test_a_web_address_is_read_whole_and_its_words_are_nobody_elses(tmp_path):
+    """A field of web addresses (by its name here) takes the address as written, its marks and all, and the
+    words inside it are no other argument's value; where the words give none, it is asked for, never
+    filled from a name."""
+    from pipeline.run import run_pipeline
+
+    spec = json.loads(json.dumps(CLUB))
+    spec["paths"]["/members/{handle}/pictures"] = {"post": {
+        "operationId": "addPicture", "summary": "Add a picture of a member", "parameters": HANDLE,
+        "requestBody": _body(["picture_url"], picture_url=STRING, caption=STRING), "responses": _answer({"type": "object"})}}
+    path = tmp_path / "club.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("club")
+        assert pack.spec.arguments["picture_url"].normalizer == "url"
+        address = "https://pics.example.org/club/ann-7.jpg?size=large&crop=face"
+        offered = _offered(pack, f"add a picture of member ann-7: {address}. Thanks!", ["add_picture"])
+        assert offered["picture_url"] == [address]  # whole: the words are what they read as
+        assert not any("pics" in v or "large" in v for v in offered.get("caption", []))
+        run = run_pipeline(f"add a picture of member ann-7: {address}", "club")
+        assert run.plan is not None, run.failure
+        assert [(c.api, c.args["picture_url"].value) for c in run.plan.calls] == [("add_picture", address)], run.ir
+        run = run_pipeline("add a picture of member Ann Lee", "club")
+        assert run.plan is not None, run.failure
+        assert [c.args["picture_url"].get_info for c in run.plan.calls] == ["picture_url"], run.ir

@@ -1,0 +1,86 @@
+"""Conversations with the real model carried out over real HTTP against Prism mock servers made from two
+shared specs: every call is checked by Prism against its document (credentials included: the pet store's
+reads go with its API key, its writes with its OAuth token), an identifier one call answers is the one the
+next call is sent, and nothing runs before the read-back is confirmed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.authoring.openapi_packs import import_openapi
+from pipeline.packs.pack import using_packs_root
+from pipeline.sessions.engine import SessionEngine
+from tests.sessions.prism import PrismMock, prism_or_skip, servable
+
+SPECS = Path(__file__).resolve().parents[3] / "shared" / "openapi"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """Each spec imported as a pack whose base URL is its own Prism mock; credentials set for each scheme."""
+    prism_or_skip()
+    if not SPECS.is_dir():
+        pytest.skip("the shared specs are not beside this checkout")
+    root = tmp_path_factory.mktemp("packs")
+    servers, secrets = {}, pytest.MonkeyPatch()
+    try:
+        for stem in ("petstore", "redocly-museum"):
+            server = PrismMock(servable(SPECS / f"{stem}.yaml", root), root / f"{stem}.log")
+            servers[stem] = server
+            _, pack, _, _ = import_openapi(SPECS / f"{stem}.yaml", root, base_url=server.url)
+            for auth in [pack.get("http_auth"), *pack.get("http_auths", {}).values()]:
+                if auth:
+                    secrets.setenv(auth["env"], "user:secret" if auth["scheme"] == "basic" else "secret-token")
+        with using_packs_root(root):
+            yield servers
+    finally:
+        secrets.undo()
+        for server in servers.values():
+            server.close()
+
+
+def _converse(pack: str, opening: str):
+    """The opening, then 'yes' to the read-back; returns the session state and every reply's kind."""
+    engine = SessionEngine("hf", executor="http")
+    state = engine.open(pack, "2026-05-04")
+    replies = [engine.reply(state, opening)]
+    if replies[-1].kind == "confirm":
+        replies.append(engine.reply(state, "yes"))
+    return state, replies
+
+
+def test_a_ticket_bought_then_its_code_fetched_with_the_id_the_purchase_answered(served):
+    museum = served["redocly-museum"]
+    museum.mark()
+    state, replies = _converse("redocly_museum", "buy a general admission ticket for June 3, send the "
+                                                 "confirmation to kim@example.org, then show me its QR code")
+    assert [r.kind for r in replies] == ["confirm", "done"], replies
+    purchase, code = state.executed
+    assert purchase.api == "buy_museum_tickets" and code.api == "get_ticket_code"
+    assert purchase.args == {"ticket_type": "general", "ticket_date": "06/03/2026", "email": "kim@example.org"}
+    assert museum.requests() == [("POST", "/tickets"), ("GET", f"/tickets/{purchase.output}/qr")]
+    assert museum.violations() == []
+
+
+def test_a_pet_added_with_the_web_address_of_its_photo_goes_with_the_oauth_token(served):
+    store = served["petstore"]
+    store.mark()
+    state, replies = _converse("petstore", "add a cat called Tom, his photo is at https://pics.example.org/cats/tom.jpg")
+    assert [r.kind for r in replies] == ["confirm", "done"], replies
+    assert "https://pics.example.org/cats/tom.jpg" in replies[0].text  # read back whole before it runs
+    [added] = state.executed
+    assert added.api == "add_pet" and added.args["photo_urls"] == "https://pics.example.org/cats/tom.jpg"
+    assert store.requests() == [("POST", "/pet")] and store.violations() == []
+
+
+def test_an_order_placed_then_read_back_by_the_id_it_answered(served):
+    store = served["petstore"]
+    store.mark()
+    state, replies = _converse("petstore", "order pet 12 for a customer and then show me the order")
+    assert [r.kind for r in replies] == ["confirm", "done"], replies
+    placed, read = state.executed
+    assert (placed.api, placed.args) == ("place_order", {"pet_id": "12"}) and read.api == "get_order_by_id"
+    assert store.requests() == [("POST", "/store/order"), ("GET", f"/store/order/{placed.output}")]
+    assert store.violations() == []
