@@ -451,9 +451,10 @@ class SessionEngine:
             if missing:
                 return self._ask(state, pack, run, call.goal_id, missing[0], kind)
         to_run, position = self._still_to_run(state, run)
-        # A lookup whose answer a call with effects takes a field of (the salon a search found) runs
-        # before the read-back: the user confirms what was found, not a search.
-        while (shown := next((c for c in to_run if self._shows_a_record(pack, c, to_run, len(state.executed))),
+        # A call without effects whose answer a call with effects takes, itself or through others (the salon
+        # a search found, the pet a list picked), runs before the read-back: the user confirms what was
+        # found, not a search, and nothing with effects runs on an id nobody has seen.
+        while (shown := next((c for c in to_run if self._feeds_a_change(pack, c, to_run, len(state.executed))),
                              None)) is not None:
             self._run_once(state, shown.api, shown.args, executor, turn)
             to_run, position = self._still_to_run(state, run)
@@ -504,15 +505,27 @@ class SessionEngine:
         return to_run, position
 
     @staticmethod
-    def _shows_a_record(pack: Pack, call: Call, to_run: list[Call], executed: int) -> bool:
+    def _feeds_a_change(pack: Pack, call: Call, to_run: list[Call], executed: int) -> bool:
         """Whether a call without effects, taking only outputs already there, gives a later call with
-        effects a field of its answer."""
+        effects a field of its answer (a found record), or is a REST read (a search, a list, a read of one
+        thing: `rest`) whose answer a later call with effects takes, itself or through other such reads:
+        the thing the change acts on was looked up, and the user is to see which. Other reads wait for the
+        yes: a read the user asked for runs with the values the read-back may still correct."""
         api = pack.spec.apis[call.api]
         if api.effects or any(isinstance(v, dict) and v["ref"] >= executed for v in call.args.values()):
             return False
         place = executed + to_run.index(call)
-        return any(pack.spec.apis[later.api].effects and name in api.returns and value == {"ref": place}
-                   for later in to_run for name, value in later.args.items())
+        if any(pack.spec.apis[later.api].effects and name in api.returns and value == {"ref": place}
+               for later in to_run for name, value in later.args.items()):
+            return True
+        if api.rest is None:
+            return False
+        needed = {executed + i for i, later in enumerate(to_run) if pack.spec.apis[later.api].effects}
+        for i in range(len(to_run) - 1, -1, -1):  # what the changes take, then what those take, back to front
+            later = pack.spec.apis[to_run[i].api]
+            if executed + i in needed and (later.effects or later.rest is not None):
+                needed |= {v["ref"] for v in to_run[i].args.values() if isinstance(v, dict)}
+        return place in needed
 
     def _run_once(self, state: SessionState, api: str, args: dict, executor: Executor, turn: int) -> int:
         """Carry out a call (its refs must point at calls already carried out), or reuse the identical one."""

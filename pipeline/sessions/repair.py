@@ -4,7 +4,7 @@ of the calls about to run, the summary handed to a person, the form a value take
 from __future__ import annotations
 
 from pipeline.packs.pack import ArgumentType, Pack
-from pipeline.sessions.records import Call, SessionState
+from pipeline.sessions.records import Call, ExecutedCall, SessionState
 
 MAX_STRIKES = 2       # answers in a row that leave one question standing before a handoff
 MAX_ASIDES = 3        # off-topic messages in a row before a handoff
@@ -18,7 +18,8 @@ VALUE_FORMS = {"integer": "a number, such as 4", "time": "a time, such as 7:30 p
                "phone": "a phone number, such as 415-555-0123", "email": "an email address",
                "e164": "a phone number with its country code, such as +14155550123",
                "digits": "the number, in digits", "person_name": "a name, such as Ana Lopez",
-               "identifier": "its id, as the service shows it, such as 1183 or 4ef9a417-02e9-4d39-ad75-9611e0fcc33c"}
+               "identifier": "its id, as the service shows it, such as 1183 or 4ef9a417-02e9-4d39-ad75-9611e0fcc33c",
+               "url": "a web address, such as https://example.org/photo.jpg"}
 
 
 def what_it_takes(spec: ArgumentType | None) -> str:
@@ -43,7 +44,9 @@ def _values_behind(pool: list[Call], call: Call) -> list[str]:
             found = [f"the {words} {value}"]
         elif argument in getattr(pool[value["ref"]], "fields", {}):  # a found record's field: a value itself
             found = [f"the {words} {pool[value['ref']].fields[argument]}"]
-        else:  # an id: the values it was made from
+        elif isinstance(pool[value["ref"]], ExecutedCall):  # found already: the id itself, and how it was found
+            found = [f"the {words} {pool[value['ref']].value_for(argument)}", *_values_behind(pool, pool[value["ref"]])]
+        else:  # an id still to be made: the values it will be made from
             found = _values_behind(pool, pool[value["ref"]])
         parts += [p for p in found if p not in parts]
     return parts

@@ -84,3 +84,21 @@ def test_an_order_placed_then_read_back_by_the_id_it_answered(served):
     assert (placed.api, placed.args) == ("place_order", {"pet_id": "12"}) and read.api == "get_order_by_id"
     assert store.requests() == [("POST", "/store/order"), ("GET", f"/store/order/{placed.output}")]
     assert store.violations() == []
+
+
+def test_a_pet_found_by_its_status_is_read_back_by_its_id_before_it_is_deleted(served):
+    """The list that picks the pet runs before the read-back, so the user confirms the very pet (its id)
+    the delete will be sent, not a search; nothing with effects runs before the yes."""
+    store = served["petstore"]
+    store.mark()
+    engine = SessionEngine("hf", executor="http")
+    state = engine.open("petstore", "2026-05-04")
+    reply = engine.reply(state, "delete the pets that are sold")
+    assert reply.kind == "confirm", reply
+    [found] = state.executed
+    assert found.api == "find_pets_by_status" and found.args == {"status": "sold"}
+    assert f"the pet id {found.output}" in reply.text and "the status sold" in reply.text
+    assert store.requests() == [("GET", "/pet/findByStatus")]  # the read only (Prism logs no query)
+    reply = engine.reply(state, "yes")
+    assert reply.kind == "done", reply
+    assert store.requests()[1:] == [("DELETE", f"/pet/{found.output}")] and store.violations() == []
