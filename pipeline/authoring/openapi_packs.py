@@ -21,7 +21,8 @@ the translator reads. What it takes becomes arguments, named by these rules:
 Required path, query, header and body fields are asked for when the request leaves them out; optional ones
 carry the spec's default or are left out of the request. Types come from JSON Schema: an `enum` is a
 `choice`, a boolean a true/false choice, `integer` an integer, `number` an amount, `format: date` a date,
-`email` an email, a web address by its format (`uri`, `url`), its name (`photoUrls`) or the example the
+`email` an email, a free-text query parameter of a search `search_text` (words as written, in
+lower case too), a web address by its format (`uri`, `url`), its name (`photoUrls`) or the example the
 document shows (`url`: read whole), a field its description says takes E.164 a phone number with its country code
 (`e164`: "+447700900123"); other strings by the same name-and-description rules as SGD slots (a phone, a
 time, a person's name). A method other than GET changes something (`effects`: read back before it runs).
@@ -360,6 +361,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
             if not field.required and not _acted_on(field, argument, operation, resource):
                 optional[argument] = field.default
             normalizer, extra = _normalizer(field, _argument_base(field, operation, nouns), nouns)
+            if normalizer == "title_text" and field.location == "query" and action == "search":
+                normalizer = "search_text"  # what a search looks for, in lower case too
             if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
                 binding.setdefault("types", {})[argument] = "dates" if field.kind == "array" else "date"
             arguments.setdefault(argument, {"description": field.description.strip()[:300]

@@ -11,6 +11,7 @@ from pipeline.packs.pack import RestSemantics
 from pipeline.language.openings import opening_word
 from pipeline.language.values import written_as_a_name
 from pipeline.values.normalizers import _stem
+from pipeline.values.spans import TOKEN
 
 _LANGUAGE = word_list("function_words") | EDGE_WORDS  # words of a path that pick nothing ("on the air": air)
 _ASKING = {_stem(w) for name in ("function_words", "edge_words", "request_words", "question_openers")
@@ -164,3 +165,28 @@ def picked_words(rest: RestSemantics | None) -> list[str]:
 def _in_order(wanted: list[str], window: list[str]) -> bool:
     rest = iter(window)
     return all(any(w == x for x in rest) for w in wanted)
+
+
+def value_said(pack, argument: str, words: str) -> bool:
+    """Whether the words give a list's or a search's argument one of its closed values, written out whole
+    (a yes/no flag excepted: "yes" is said of anything; and a value in digits alone, a code), so that they pick which of its things are meant
+    ("the pets that are sold": the pets by status). Free words are not judged so: a word of an argument's
+    name is as often the thing asked for ("the keywords of the film") as what picks it.
+
+    >>> from pipeline.packs.pack import ArgumentType
+    >>> class Pets:  # a pack's argument types, as `Pack.value_spec` gives them
+    ...     value_spec = {"status": ArgumentType(normalizer="choice", values=["available", "sold"]),
+    ...                   "tags": ArgumentType(normalizer="title_text")}.get
+    >>> value_said(Pets, "status", "the pets that are sold"), value_said(Pets, "status", "my pets")
+    (True, False)
+    >>> value_said(Pets, "status", "the pets that are availble"), value_said(Pets, "tags", "the pet tagged stray")
+    (False, False)
+    """
+    spec = pack.value_spec(argument)
+    values = getattr(spec, "values", [])
+    if not values or set(values) == {"true", "false"}:
+        return False
+    said = f" {' '.join(TOKEN.findall(words.lower()))} "
+    named = [*values, *(w for others in getattr(spec, "synonyms", {}).values() for w in others)]
+    # a value written in digits alone (`with_status: 0..5`) is a number said for many other reasons
+    return any(f" {' '.join(TOKEN.findall(value.lower()))} " in said for value in named if re.search(r"[^\W\d_]", value))

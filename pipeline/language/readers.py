@@ -268,6 +268,17 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
+def _search_text_spans(scene: Scene, name: str, spec) -> Readings:
+    """What a search is told to look for: a name (`_title_text_spans`), else, where the words write none,
+    a phrase in lower case ("boards about sprint planning"), as written."""
+    found = _title_text_spans(scene, name, spec)
+    if not found.items:
+        for reading in _lowercase_text_spans(scene, name, spec).items:
+            if not any(re.search(r"\d", m.group(1)) for m in IDENTIFIER.finditer(reading.text)):
+                found.add(reading.span)  # an identifier ("4ef9a417-02e9-…") is no words to search by
+    return found
+
+
 def _future_date_spans(scene: Scene, name: str, spec) -> Readings:
     """A day ahead: the smallest words naming it, and the day."""
     found = Readings(name, scene.text)
@@ -483,6 +494,7 @@ READERS: dict[str, Reader] = {
     "url": Reader(_web_address_spans, _whole_normalised, "url", forced=True, judged=lambda words: False),
     "lowercase_text": Reader(_lowercase_text_spans, _whole_normalised, "lowercase_text", free=True),
     "title_text": Reader(_title_text_spans, _whole_normalised, "title_text", free=True),
+    "search_text": Reader(_search_text_spans, _whole_normalised, "title_text", free=True),
     "person_name": Reader(_person_name_spans, _whole_normalised, "person_name", free=True),
     "full_name": Reader(_full_name_spans, _whole_none, "person_name", free=True),  # an IR predicate giving a name's parts
 }

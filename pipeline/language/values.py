@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
+from pipeline.language.openings import opening
 from pipeline.language.phrases import addressed
 from pipeline.language.readers import READERS, reader
 from pipeline.language.readings import Readings
@@ -92,7 +93,31 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
         return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
     if before[-1] == "to" and name & NAME_LABELS and _renames(prefix, len(prefix)):
         return True  # "rename the service to Shop Portal": the thing's new name
+    if before[-1] in ("to", "as") and _changed_to(prefix, argument):
+        return True  # "drop the ticket price of event 5 to 30 dollars": the price's new value
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
+
+
+# Verbs a clause changes a field of a thing with ("change the time to 7 pm", "drop the price to 30").
+_CHANGING_VERBS = word_list("change_verbs") | word_list("operation_words", "update")
+
+
+def _changed_to(prefix: str, argument: str) -> bool:
+    """Whether the clause the words up to a value are in opens with a verb of a change and names the
+    argument by its name's last word before the one "to" or "as" that ends them: the value is that field's
+    new one. On SGD train's user turns, a value after such a clause that names a slot was that slot's 66
+    times in 68 (18 services; the two others: "book a shared ride ... to" an address, a destination).
+
+    >>> _changed_to("please change the time to", "appointment_time"), _changed_to("change the date to", "time")
+    (True, False)
+    >>> _changed_to("change that to four seats to", "number_of_seats"), _changed_to("the time to", "time")
+    (False, False)
+    """
+    words = re.findall(r"[a-z]+", re.split(r"[,.;!?]", prefix)[-1].lower())
+    words = words[opening(words):]  # past fillers, a please and a "can you"
+    middle = words[1:-1]
+    return (len(words) > 2 and words[0] in _CHANGING_VERBS and "to" not in middle
+            and argument.lower().split("_")[-1] in middle)
 
 
 def _renames(text: str, end: int) -> bool:

@@ -23,7 +23,7 @@ from pipeline.language.readers import candidate_strings, choice_readings, reader
 from pipeline.language.readings import Reading, Readings
 from pipeline.language.values import link_values, with_values_named
 from pipeline.language.words import REQUEST_WORDS
-from pipeline.language.picks import picked_words, stems
+from pipeline.language.picks import picked_words, stems, value_said
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.packs.rest import identified, paged_resource, path_identifiers, singular, snake_words
 from pipeline.values.normalizers import NORMALIZERS, _stem
@@ -231,17 +231,25 @@ def identified_in_paths(pack: Pack, goals: list[str]) -> dict[str, frozenset[str
 
 
 def _own(pack: Pack, goals: list[str], position: int, lookups: Mapping[str, str], in_play: set[str] | None,
-         ) -> set[str] | None:
-    """The arguments in play that the goal at `position` (1-based) reads words for."""
+         words: str = "") -> set[str] | None:
+    """The arguments in play that the goal at `position` (1-based) reads words for (`words`: its own)."""
     if in_play is None or position > len(goals):
         return in_play
-    return in_play & set(_reads(pack, goals[position - 1], goals[position - 1] in lookups))
+    return in_play & set(_reads(pack, goals[position - 1], goals[position - 1] in lookups, words))
 
 
-def _reads(pack: Pack, goal: str, lookup: bool) -> list[str]:
-    """The arguments a goal takes words for: all of its API's, a lookup's required ones only."""
+def _reads(pack: Pack, goal: str, lookup: bool, words: str = "") -> list[str]:
+    """The arguments a goal takes words for: all of its API's; a lookup's required ones, and those of its
+    own the words give a value of by their terms (`picks.value_said`: the pets by status, "that are sold")."""
     api = pack.spec.apis[pack.spec.goals[goal].api]
-    return [a for a in api.arguments if not lookup or a not in api.optional]
+    return [a for a in api.arguments if not lookup or a not in api.optional or words and value_said(pack, a, words)]
+
+
+def _picks(pack: Pack, goal: str) -> bool:
+    """Whether the goal is a search or a list (a REST API's read of several things): its own words for
+    what to look for, or which of its things, are no identifier of another thing's."""
+    rest = pack.spec.apis[pack.spec.goals[goal].api].rest
+    return rest is not None and rest.action in ("search", "list")
 
 
 def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = None, fixed: bool = False,
@@ -264,18 +272,24 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     # does not take words from the goals in play (TMDB's discover filters would take every film's title).
     # A lookup takes the words it needs to find what it finds ("the movie The Matrix": its query), not its
     # filters: a search's region or year would take the same name from the query.
-    in_play = {a for g in goals for a in _reads(pack, g, g in lookups)} if fixed and pack.is_rest_api else None
+    own_words = dict(zip(goals, sources or [])) if fixed else {}
+    in_play = ({a for g in goals for a in _reads(pack, g, g in lookups, own_words.get(g, query))}
+               if fixed and pack.is_rest_api else None)
     kinds = {g: _kind_looked_up(pack, g, lookups[g]) for g in goals if g in lookups}
     if in_play is not None:  # the kind a search across kinds looks for is set below, and takes no words:
         # "follow the artist Ana Ruiz" says the follow's type, not the search's
         in_play -= {a for kind in kinds.values() for a in kind}
-    searched_by = frozenset(a for g in goals if g in lookups for a in _reads(pack, g, True))
+    # What a lookup, or a search or a list asked for itself, is told to pick by is no slot of SGD's for the
+    # head to judge ("the pets that are sold": the pets by status; "boards about sprint planning": the query).
+    searched_by = frozenset(a for g in goals if g in lookups or _picks(pack, g)
+                            for a in _reads(pack, g, True, own_words.get(g, query))
+                            if g in lookups or not identified(a))
     named_by = identified_in_paths(pack, goals) if in_play is not None else None
     whole = value_candidates(pack, query, today, record, in_play, searched_by, named_by)
     # A goal's own words are read for its own arguments: a name said there is its name, not one of another
     # goal's arguments of the same kind ("a service called X and a rate limit named Y": X is the service's).
-    by_position = {i: value_candidates(pack, src, today, record, _own(pack, goals, i, lookups, in_play), searched_by,
-                                       named_by) if src != query else whole
+    by_position = {i: value_candidates(pack, src, today, record, _own(pack, goals, i, lookups, in_play, src),
+                                       searched_by, named_by) if src != query else whole
                    for i, src in enumerate(sources or [], 1)} if fixed else {}
     judged = learned_parts(pack)["value"]
     for i, context in enumerate(contexts or [], 1):

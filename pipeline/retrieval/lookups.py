@@ -1,7 +1,10 @@
 """Lookups: searches and lists a plan may call to find an identifier the request names but does not give.
 
 A goal's required argument that takes the output of a search or a list (`accepts_output`, their `rest.finds`)
-and of no goal of the request gets one of them as a lookup goal:
+and of no goal of the request gets one of them as a lookup goal (an optional one only by the first way):
+
+- the search or list one of whose own arguments the words give a closed value of ("the pets that are
+  sold": the pets by status): the thing is one of those the words pick;
 
 - the current one's list, where the words say the thing is the speaker's own ("my first playlist" ->
   `/me/playlists`, beside `/users/{user_id}/playlists`);
@@ -31,7 +34,7 @@ The planner decides whether calling it costs less than asking the user (`stages.
 from __future__ import annotations
 
 from pipeline.language.names import names_a_person
-from pipeline.language.picks import named_itself, own_name_phrase, picks_said, resources_named, stems
+from pipeline.language.picks import named_itself, own_name_phrase, picks_said, resources_named, stems, value_said
 from pipeline.language.words import PERSON_NOUNS, says_its_own
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import identified, paged_resource, words_after_the_identifier
@@ -59,15 +62,18 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
         own = api.rest.resource if api.rest else ""
         for argument in api.arguments:
             accepts = pack.spec.arguments[argument].accepts_output if argument in pack.spec.arguments else []
-            if argument in api.optional or not accepts or produced & set(accepts):
-                continue  # optional, takes no output, or fed by another goal
+            if not accepts or produced & set(accepts):
+                continue  # takes no output, or fed by another goal
             said, wanted = words.get(goal, ""), identified(argument) or own
+            picked_by = _picked_by_said(pack, wanted, accepts, said)
+            if argument in api.optional and picked_by is None:
+                continue  # an optional one is looked up only where the words say which to take
             # what the call's other arguments identify holds it, or will ("add the song X to my playlist")
             holding = {identified(a) for a in api.arguments if a != argument} - {""}
             chain = seen.get(goal, set()) | {own, wanted} | holding
             by_name = wanted in PERSON_NOUNS and names_a_person(said)  # a person named by name: the search
             through = None if named_itself(wanted, said) else _through_the_named(pack, argument, accepts, said, chain)
-            ways = [] if by_name else [_the_speakers_list(pack, wanted, accepts, said), through,
+            ways = [picked_by] if by_name else [picked_by, _the_speakers_list(pack, wanted, accepts, said), through,
                                        _related_said(pack, argument, accepts, said), _list_said(pack, accepts, said)]
             searches = [_search_of(pack, kind, wanted, argument) for kind in accepts]
             ways += [*searches, _the_one_there(pack, wanted, accepts), _through_the_only(pack, argument, accepts, chain)]
@@ -81,6 +87,33 @@ def lookup_goals(pack: Pack, goals: list[str], words: dict[str, str] | None = No
     if said_by is not None:
         said_by.update({lookup: words[lookup] for lookup in found})
     return found
+
+
+def _picked_by_said(pack: Pack, resource: str, kinds: list[str], words: str) -> str | None:
+    """The goal of the one search or list of the resource (among `kinds`' producers, needing no other
+    thing's identifier) one of whose own arguments the words give a closed value of (`picks.value_said`:
+    "the pets that are sold": the pets by status); of several, the one that needs nothing else (a list by
+    mood, not a search by words and mood). The thing is one of those the words pick, not one to ask for.
+    None where no such call's value is said, or several calls' are alike."""
+    if not words:
+        return None
+    found, by_it_alone = [], []  # by_it_alone: those that need nothing else (no search words)
+    for name, api in pack.spec.apis.items():
+        rest = api.rest
+        if api.produces not in kinds or api.effects or rest is None or rest.action not in ("search", "list") \
+                or not rest.finds or rest.resource != resource:
+            continue
+        required = [a for a in api.arguments if a not in api.optional]
+        if any(pack.spec.arguments[a].accepts_output for a in required):
+            continue
+        if any(not identified(a) and value_said(pack, a, words) for a in api.arguments):
+            try:
+                found.append(pack.goal_of_api(name))
+            except KeyError:
+                continue
+            if not required:
+                by_it_alone.append(found[-1])
+    return by_it_alone[0] if len(by_it_alone) == 1 else found[0] if len(found) == 1 else None
 
 
 def _fed_by(goal: str, found: dict[str, str]) -> set[str]:

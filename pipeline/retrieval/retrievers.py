@@ -607,7 +607,9 @@ class Retriever:
         if rest is None or not rest.resource:
             return chosen
         asked, opens = asked_action(chosen.source)
-        if asked is None or rest.action == asked or asked == "read" and rest.action in _READS:
+        if asked is None:
+            return self._the_field_changed(chosen, rank)
+        if rest.action == asked or asked == "read" and rest.action in _READS:
             return chosen
         if not opens and rest.action not in _READS:
             return chosen
@@ -618,6 +620,31 @@ class Retriever:
             if theirs is not None and theirs.resource == rest.resource and \
                     (theirs.action == asked or asked == "read" and theirs.action in _READS):
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
+        return chosen
+
+    def _the_field_changed(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A verb of a change that names no kind of call (`change_verbs`: "drop", "raise", "move") whose object
+        is a field of the chosen resource, not the resource ("drop the ticket price of event 5"), asks to
+        change that field: of the operations on the resource, the first the words rank that changes a thing
+        and takes an argument named by the field's word (not an identifier) is taken."""
+        verb = imperative_verb(chosen.source)
+        rest = self._rest(chosen.goal)
+        if verb is None or verb not in CHANGE_VERBS:
+            return chosen
+        said = stems(object_words(chosen.source, verb)) - {_stem(w) for w in rest.resource.split("_")}
+        if not said:
+            return chosen
+
+        def changes_the_field(goal: str) -> bool:
+            api = self.pack.spec.apis[self.pack.spec.goals[goal].api]
+            return api.effects and any(not identified(a) and _stem(a.rsplit("_", 1)[-1]) in said for a in api.arguments)
+        if changes_the_field(chosen.goal):
+            return chosen
+        for other in rank(chosen.source):
+            theirs = self._rest(other.goal)
+            if theirs is not None and theirs.resource == rest.resource and theirs.action in ("update", "action") \
+                    and changes_the_field(other.goal):
+                return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the field changed ({verb})")
         return chosen
 
     def _the_one_named(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:

@@ -29,6 +29,7 @@ QUESTION_OPENERS = word_list("question_openers")
 
 # The verbs a request opens with (imperative): what people ask a service to do or give.
 REQUEST_VERBS = word_list("request_verbs")
+_CHANGE_VERBS = word_list("change_verbs")  # make, change or end something: some are adjectives too ("lower")
 
 # Whom or over what one asks to talk ("someone", "an agent", "on the phone"), after "a", "an", "on the".
 TALK_PARTNERS = word_list("talk_partners")
@@ -90,6 +91,8 @@ def speech_act(text: str, vocabulary: Vocabulary | None = None) -> str:
         return ASKS  # "have someone call me"
     if head in QUESTION_OPENERS or head in verbs or _WANT.search(text):
         return ASKS
+    if head in _CHANGE_VERBS and imperative_verb(text) == head:
+        return ASKS  # a verb of a change before its object ("lower the price", "mark it as sold"), no adjective
     if head in SUBJECTS or head in PURPOSE or head in {"not", "no"}:
         return TELLS
     # No opener: a bare noun phrase ("expense report for Q3") asks; one with a finite verb ("sales were

@@ -335,6 +335,17 @@ def web_address(text: str, **_) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def search_text(text: str, **_) -> str | None:
+    """The words a search or a list is told to look for, as written, lower case or not ('sprint planning',
+    'Night Lights'): no name to capitalise, no word to fold.
+
+    >>> search_text(" sprint planning. "), search_text("Night Lights"), search_text('"')
+    ('sprint planning', 'Night Lights', None)
+    """
+    text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"'“”‘’")
+    return text or None
+
+
 NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "amount": amount,
     "lowercase_text": lowercase_text,
@@ -346,6 +357,7 @@ NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "integer": integer,
     "time": time_of_day,
     "title_text": title_text,
+    "search_text": search_text,
     "digits": digits,
     "identifier": identifier,
     "url": web_address,

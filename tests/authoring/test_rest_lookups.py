@@ -158,6 +158,19 @@ def test_words_that_ask_for_a_change_take_the_operation_that_makes_it(songs):
     assert retriever._the_verb_says(shown, retriever.rank).goal == "get_song"  # no change asked: kept
 
 
+def test_a_verb_of_a_change_whose_object_is_a_field_takes_the_call_that_changes_it(songs):
+    """"drop", "move", "raise" name no kind of call; their object does: a field of the thing (its title)
+    is changed by the operation that takes it, not the one that removes the thing."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    pack, _ = songs
+    retriever = get_retriever(pack)
+    dropped = ScoredGoal("remove_song", 0.5, "drop the title of song 12 to Blue")
+    assert retriever._the_verb_says(dropped, retriever.rank).goal == "change_song"
+    gone = ScoredGoal("remove_song", 0.5, "drop song 12 from the list")  # the thing itself: kept
+    assert retriever._the_verb_says(gone, retriever.rank).goal == "remove_song"
+
+
 def test_the_kind_of_call_the_opening_asks_for_moves_a_call_of_another_kind(songs):
     from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
 
@@ -290,8 +303,9 @@ def test_an_operation_is_described_to_retrieval_by_what_its_answer_holds(songs):
 
 def test_a_lookup_takes_the_words_it_needs_and_not_its_filters(songs):
     """A search added to find an id reads the name it searches for, which the slot head (it learned SGD's
-    slots, none of them a search's words) does not drop; its optional filters take nothing, so a filter
-    cannot take the name (or a word of it) from the query the search needs."""
+    slots, none of them a search's words) does not drop; its optional filters take nothing but a value the
+    words give by its own terms (a closed value named: "calm" of the mood), so a filter cannot take the name
+    (or a word of it) from the query the search needs."""
     from datetime import date
 
     from pipeline.llm.grammar import ir_grammar
@@ -304,10 +318,11 @@ def test_a_lookup_takes_the_words_it_needs_and_not_its_filters(songs):
         return ir_grammar(pack, words, date(2026, 5, 4), goals, fixed=True, sources=[words, words],
                           contexts=["", ""], lookups=lookups)
 
-    asked_for = grammar({})  # the search as a goal of its own: its filters read, the head judges
-    assert "_mood(" in asked_for and "Blue Moon" not in asked_for
+    asked_for = grammar({})  # the search as a goal of its own: its filters read, its words too
+    assert "_mood(" in asked_for and '"\\"Blue Moon\\""' in asked_for
     as_lookup = grammar({"search_songs": "get_lyrics"})
-    assert "_mood(" not in as_lookup and '_query(g2, "' in as_lookup and '"\\"Blue Moon\\""' in as_lookup
+    assert '_query(g2, "' in as_lookup and '"\\"Blue Moon\\""' in as_lookup and "_limit(" not in as_lookup
+    assert 'v_mood_2 ::= "\\"calm\\""' in as_lookup  # the mood the words name, and only that
 
 
 def _with_a_chart(tmp_path):
@@ -1122,3 +1137,43 @@ def test_a_read_that_would_ask_for_an_id_gives_way_to_a_near_one_whose_id_is_loo
         for words, goal in (("I want a review for Night Harbor", "get_show_reviews"), ("show me review 4411", "get_review")):
             score = {g.goal: g.score for g in retriever.rank(words)}["get_review"]
             assert retriever._found_not_asked(ScoredGoal("get_review", score, words), retriever.rank, []).goal == goal
+
+
+def test_a_list_one_of_whose_own_values_the_words_give_picks_the_thing(tmp_path):
+    """The thing is one of those a list or search of it picks by a closed value the words give of the call's
+    own argument ("the songs that are loud": the songs by mood), so that call finds its id, for an optional
+    argument too; words that give no such value, or name the argument and not its value ("the tags of a
+    song"), ask as before."""
+    from datetime import date
+
+    from pipeline.llm.grammar import ir_grammar
+
+    spec = json.loads(json.dumps(SONGS))
+    spec["paths"]["/songs/by_mood"] = {"get": {"operationId": "songsByMood", "summary": "Songs of a mood",
+                                               "parameters": [{"name": "mood", "in": "query", "schema": {
+                                                   "type": "string", "enum": ["calm", "loud"]}}],
+                                               "responses": _answer({"type": "array", "items": SONG})}}
+    spec["paths"]["/songs/by_tag"] = {"get": {"operationId": "songsByTag", "summary": "Songs with a tag",
+                                              "parameters": [{"name": "tags", "in": "query", "schema": {
+                                                  "type": "array", "items": {"type": "string"}}}],
+                                              "responses": _answer({"type": "array", "items": SONG})}}
+    spec["paths"]["/plays"] = {"post": {"operationId": "playSong", "summary": "Play a song", "requestBody": {
+        "content": {"application/json": {"schema": {"type": "object", "properties": {"song_id": {"type": "integer"}}}}}},
+        "responses": _answer({"type": "object"})}}
+    path = tmp_path / "songs.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("songs")
+        said = {"remove_song": "remove the songs that are loud"}
+        assert lookup_goals(pack, ["remove_song"], said) == {"songs_by_mood": "remove_song"}
+        assert "songs_by_tag" not in lookup_goals(pack, ["remove_song"], {"remove_song": "remove the tags of a song"})
+        # an optional id is looked up only where the words pick which
+        assert "song_id" in pack.spec.apis["play_song"].optional
+        assert lookup_goals(pack, ["play_song"], {"play_song": "play one of the calm songs"}) == {"songs_by_mood": "play_song"}
+        assert lookup_goals(pack, ["play_song"], {"play_song": "play a song"}) == {}
+        # the lookup reads the value it picks by
+        words = "remove the songs that are loud"
+        grammar = ir_grammar(pack, words, date(2026, 5, 4), ["remove_song", "songs_by_mood"], fixed=True,
+                             sources=[words, words], contexts=["", ""], lookups={"songs_by_mood": "remove_song"})
+        assert '_mood(g2, "' in grammar and "loud" in grammar

@@ -3,6 +3,7 @@ path identifies, after more of an argument's name than another's, after "rename 
 parts read from the thing that holds them (real model, clingo and Fast Downward)."""
 
 import json
+from contextlib import contextmanager
 from datetime import date
 
 import pytest
@@ -57,6 +58,19 @@ def club(tmp_path):
     root = tmp_path / "packs"
     import_openapi(path, root)
     with using_packs_root(root):
+        yield load_pack("club")
+
+
+@contextmanager
+def _club_with(tmp_path, path: str, method: str, operation_id: str, summary: str, body: dict):
+    """The club's pack with one more operation (a member's, taking `body`), imported and loaded."""
+    spec = json.loads(json.dumps(CLUB))
+    spec["paths"][path] = {method: {"operationId": operation_id, "summary": summary, "parameters": HANDLE,
+                                    "requestBody": body, "responses": _answer({"type": "object"})}}
+    written = tmp_path / "club.json"
+    written.write_text(json.dumps(spec), encoding="utf-8")
+    import_openapi(written, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
         yield load_pack("club")
 
 
@@ -145,16 +159,9 @@ def test_a_date_time_is_read_as_a_day_and_its_time_and_sent_in_rfc_3339(tmp_path
     time is a time only where its words say so, and a day its words put behind today stays behind."""
     from pipeline.run import run_pipeline
 
-    spec = json.loads(json.dumps(CLUB))
     moment = {"type": "string", "format": "date-time"}
-    spec["paths"]["/members/{handle}/sessions"] = {"post": {
-        "operationId": "bookSession", "summary": "Book a training session for a member", "parameters": HANDLE,
-        "requestBody": _body(["starts_at"], starts_at=moment, ends_at=moment), "responses": _answer({"type": "object"})}}
-    path = tmp_path / "club.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
-        pack = load_pack("club")
+    with _club_with(tmp_path, "/members/{handle}/sessions", "post", "bookSession", "Book a training session for a "
+                    "member", _body(["starts_at"], starts_at=moment, ends_at=moment)) as pack:
         assert pack.spec.arguments["starts_at"].normalizer == "date_time"
         offered = _offered(pack, "book member ann-7 a session on June 12 at 4:30 pm", ["book_session"])
         assert offered["starts_at"] == ["June 12 at 4:30 pm", "2026-06-12T16:30:00Z"]  # the words and what they read as
@@ -208,15 +215,8 @@ def test_a_web_address_is_read_whole_and_its_words_are_nobody_elses(tmp_path):
     filled from a name."""
     from pipeline.run import run_pipeline
 
-    spec = json.loads(json.dumps(CLUB))
-    spec["paths"]["/members/{handle}/pictures"] = {"post": {
-        "operationId": "addPicture", "summary": "Add a picture of a member", "parameters": HANDLE,
-        "requestBody": _body(["picture_url"], picture_url=STRING, caption=STRING), "responses": _answer({"type": "object"})}}
-    path = tmp_path / "club.json"
-    path.write_text(json.dumps(spec), encoding="utf-8")
-    import_openapi(path, tmp_path / "packs")
-    with using_packs_root(tmp_path / "packs"):
-        pack = load_pack("club")
+    with _club_with(tmp_path, "/members/{handle}/pictures", "post", "addPicture", "Add a picture of a member",
+                    _body(["picture_url"], picture_url=STRING, caption=STRING)) as pack:
         assert pack.spec.arguments["picture_url"].normalizer == "url"
         address = "https://pics.example.org/club/ann-7.jpg?size=large&crop=face"
         offered = _offered(pack, f"add a picture of member ann-7: {address}. Thanks!", ["add_picture"])
@@ -228,3 +228,12 @@ def test_a_web_address_is_read_whole_and_its_words_are_nobody_elses(tmp_path):
         run = run_pipeline("add a picture of member Ann Lee", "club")
         assert run.plan is not None, run.failure
         assert [c.args["picture_url"].get_info for c in run.plan.calls] == ["picture_url"], run.ir
+
+
+def test_a_value_after_a_change_verb_naming_its_field_is_that_fields_new_value(tmp_path):
+    """"lower the monthly fee of member ann-7 to 25 dollars": the clause opens with a verb of a change and
+    names the fee before "to", so the amount after it is the fee's, kept whatever the slot head thinks."""
+    with _club_with(tmp_path, "/members/{handle}/fee", "patch", "setFee", "Set a member's monthly fee",
+                    _body(["monthly_fee"], monthly_fee={"type": "number"})) as pack:
+        offered = _offered(pack, "lower the monthly fee of member ann-7 to 25 dollars", ["set_fee"])
+        assert "25.00" in offered["monthly_fee"] and offered["handle"] == ["ann-7"]

@@ -33,7 +33,10 @@ def test_a_whole_answer_reads_by_its_type():
 def test_the_table_says_which_types_are_alike_and_which_any_words_could_be():
     assert {reader(n).family for n in ("date", "period", "future_date")} == {"date"}
     assert reader("full_name").family == reader("person_name").family
-    assert [n for n, r in READERS.items() if r.free] == ["lowercase_text", "title_text", "person_name", "full_name"]
+    assert [n for n, r in READERS.items() if r.free] == ["lowercase_text", "title_text", "search_text", "person_name",
+                                                        "full_name"]
+    assert reader("search_text").family == reader("title_text").family  # what a search looks for is a name's kind
+    assert reader("url").forced and not reader("url").judged("https://example.org/a")  # no slot of SGD's is one
     assert reader("amount").forced and not reader("integer").forced
 
 

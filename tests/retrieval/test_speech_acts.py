@@ -41,6 +41,8 @@ from pipeline.values.spans import without_values
     ("painting service, $120", ASKS_BY_PHRASE),               # "-ing" before a noun names a thing
     ("hoping you can sort this", TELLS),                      # "-ing" before a pronoun leads a story
     ("hi, I'm looking to move my payroll over", ASKS),       # a want, the subject and verb run together
+    ("lower the fee on account 12 to 5 dollars", ASKS),     # a verb of a change before its object
+    ("lower fees for students", ASKS_BY_PHRASE),              # the same word as an adjective
 
 ])
 def test_speech_act_of_a_clause(clause, act):
