@@ -23,7 +23,8 @@ carry the spec's default or are left out of the request. Types come from JSON Sc
 `choice`, a boolean a true/false choice, `integer` an integer, `number` an amount, `format: date` a date,
 `email` an email, a free-text query parameter of a search `search_text` (words as written, in
 lower case too), a web address by its format (`uri`, `url`), its name (`photoUrls`) or the example the
-document shows (`url`: read whole), a field its description says takes E.164 a phone number with its country code
+document shows (`url`: read whole), a string whose `pattern` takes digits alone `digits` (sent as its
+digits), a field its description says takes E.164 a phone number with its country code
 (`e164`: "+447700900123"); other strings by the same name-and-description rules as SGD slots (a phone, a
 time, a person's name). A method other than GET changes something (`effects`: read back before it runs).
 
@@ -158,6 +159,8 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
         return "amount", {}
     if _web_address(field, name):
         return "url", {}
+    if field.kind == "string" and digits_only(field.pattern):
+        return "digits", {}  # a phone number or a code its pattern takes as digits alone ("^[0-9]*$")
     if field.kind == "array" and field.format != "date":
         return "title_text", {}
     if field.format == "email":
@@ -175,6 +178,20 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
     if inferred == "email" and not (EMAIL_FIELD.search(field.description or "") or name.split("_")[-1] == "email"):
         inferred = "title_text"  # an email's subject, a channel named "email": about email, not an address
     return ("title_text" if inferred in ("integer", "amount") else inferred), {}
+
+
+def digits_only(pattern: str) -> bool:
+    """Whether a field's `pattern` takes digits and nothing else (no dash, space, sign or letter).
+
+    >>> digits_only("^[0-9]*$"), digits_only(r"^\\d{10}$"), digits_only("^[A-Z]{2}[0-9]+$"), digits_only("")
+    (True, True, False, False)
+    """
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, TypeError):
+        return False
+    return bool(pattern) and any(compiled.search("0123456789"[:n]) for n in (4, 6, 8, 10)) and not any(
+        compiled.search(other) for other in ("608-555-0123", "+44 7700", "ab12", "12.5"))
 
 
 # A field that takes web addresses: by its format, its name's last word, or the example the document gives.
@@ -363,6 +380,8 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
             normalizer, extra = _normalizer(field, _argument_base(field, operation, nouns), nouns)
             if normalizer == "title_text" and field.location == "query" and action == "search":
                 normalizer = "search_text"  # what a search looks for, in lower case too
+            if normalizer == "digits" and field.location in ("body", "form", "query"):  # as its pattern takes it
+                binding.setdefault("types", {})[argument] = "digits"
             if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
                 binding.setdefault("types", {})[argument] = "dates" if field.kind == "array" else "date"
             arguments.setdefault(argument, {"description": field.description.strip()[:300]

@@ -59,6 +59,7 @@ class RequestField(BaseModel):
     default: str | None = None
     description: str = ""
     example: str = ""             # a value the document shows for it (a plain one: no object or list)
+    pattern: str = ""             # the regular expression its values must match, as the document writes it
     owner: str = ""               # the named schema whose property it is (`Order` for an order's status)
 
 
@@ -392,6 +393,7 @@ def _add_field(operation: Operation, field: RequestField, schema) -> None:
         default = schema["default"]
         field.default = str(default).lower() if isinstance(default, bool) else str(default)
     field.description = field.description or str(schema.get("description") or schema.get("title") or "")
+    field.pattern = str(schema.get("pattern") or "") if isinstance(schema.get("pattern"), str) else ""
     examples = schema.get("examples") if isinstance(schema.get("examples"), list) else []
     example = schema.get("example", examples[0] if examples else None)
     if example is not None and not isinstance(example, (dict, list)):

@@ -77,10 +77,10 @@ class HttpBinding(StrictModel):
     form: bool = Field(False, description="the body is sent as a form (application/x-www-form-urlencoded), "
                                           "not JSON")
     multipart: bool = Field(False, description="the form is sent as multipart/form-data (an upload's fields)")
-    types: dict[str, Literal["integer", "number", "boolean", "array", "date", "dates"]] = Field(
+    types: dict[str, Literal["integer", "number", "boolean", "array", "date", "dates", "digits"]] = Field(
         {}, description="argument -> the JSON type its value is sent as in a JSON body (else a string; an "
-                        "array from a comma-separated value); a date is sent as YYYY-MM-DD, in a query too, and "
-                        "dates as a list of them")
+                        "array from a comma-separated value); a date is sent as YYYY-MM-DD, in a query too, "
+                        "dates as a list of them, digits as a string of its digits alone")
     output: str = Field("", description="the field of the JSON answer that is the call's output (of its first "
                                         "item when the answer is a list; `results[].id`: the id of the first "
                                         "item of its `results`); empty: the answer has none to give")

@@ -134,7 +134,8 @@ class HttpExecutor:
         }
         self._authenticate(request, self._credentials(binding))
         if binding.body:  # an operation that takes no body is sent none, not an empty one
-            fields = {name: args[argument] for name, argument in binding.body.items() if argument in args}
+            fields = {name: _typed(args[argument], "digits") if binding.types.get(argument) == "digits" else args[argument]
+                      for name, argument in binding.body.items() if argument in args}
             if binding.multipart:  # each field a part of its own, with no file name
                 request["files"] = {name: (None, value) for name, value in fields.items()}
             elif binding.form:
@@ -214,12 +215,15 @@ def _typed(value: str, kind: str | None):
         return f"{year}-{month}-{day}" if year.isdigit() and len(year) == 4 else value
     if kind == "dates":
         return [_typed(part.strip(), "date") for part in value.split(",") if part.strip()]
+    if kind == "digits":  # a pattern of digits alone: "608-555-0123" is sent as 6085550123
+        return re.sub(r"\D", "", value) or value
     return value
 
 
 def _query_value(binding, argument: str, value: str) -> str:
-    """A query parameter is text; a day in it is written as ISO 8601 too."""
-    return _typed(value, "date") if binding.types.get(argument) == "date" else value
+    """A query parameter is text; a day in it is written as ISO 8601 too, digits alone where so typed."""
+    kind = binding.types.get(argument)
+    return _typed(value, kind) if kind in ("date", "digits") else value
 
 
 def _json_body(binding, args: dict[str, str]):

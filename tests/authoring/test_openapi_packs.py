@@ -167,7 +167,8 @@ KENNEL = {
             "id": {"type": "integer"}, "name": {"type": "string"},
             "photoUrls": {"type": "array", "items": {"type": "string"}},
             "homepage": {"type": "string", "example": "https://dogs.example.org/rex"},
-            "walkDays": {"type": "array", "items": {"type": "string", "format": "date"}}}}}},
+            "walkDays": {"type": "array", "items": {"type": "string", "format": "date"}},
+            "chip": {"type": "string", "pattern": "^[0-9]*$"}}}}},
     "security": [{"key": []}],
     "paths": {
         "/dogs/{dogId}": {
@@ -207,6 +208,7 @@ def test_each_operation_is_sent_as_its_own_security_and_body_say(tmp_path, monke
     assert apis["rename_dog"].http.types["walk_days"] == "dates"
     assert [pack.spec.arguments[a].normalizer for a in ("photo_urls", "homepage")] == ["url", "url"]
     assert pack.spec.arguments["walk_days"].normalizer in ("date", "future_date")  # each a day, sent as ISO 8601
+    assert pack.spec.arguments["chip"].normalizer == "digits"  # a pattern of digits alone
     assert apis["upload_photo"].http.multipart and apis["upload_photo"].http.form
     start = next(op for op in document.operations if op.key == "startWalk")
     assert "walker_id" not in apis["start_walk"].arguments and "walkerId" in " ".join(start.left_out)
@@ -223,14 +225,14 @@ def test_each_operation_is_sent_as_its_own_security_and_body_say(tmp_path, monke
     monkeypatch.setenv("NESYPLAN_KENNEL_OAUTH_TOKEN", "the-token")
     executor = Recorder(pack, "s1")
     executor.call("get_dog", {"dog_id": "4"})
-    executor.call("rename_dog", {"dog_id": "4", **{a: v for a, v in (("name", "Rex"), ("walk_days", "06/01/2026, 06/03/2026"))
-                                                     if a in apis["rename_dog"].arguments}})
+    executor.call("rename_dog", {"dog_id": "4", "name": "Rex", "walk_days": "06/01/2026, 06/03/2026", "chip": "985-112 004"})
     executor.call("upload_photo", {"dog_id": "4", "caption": "asleep"})
     executor.call("start_walk", {})
     read, rename, upload, walk = sent
     assert read["headers"]["X-Key"] == "the-key" and "Authorization" not in read["headers"] and "json" not in read
     assert rename["headers"]["Authorization"] == "Bearer the-token" and "X-Key" not in rename["headers"]
     assert rename["json"]["id"] == 4 and rename["json"]["walkDays"] == ["2026-06-01", "2026-06-03"]
+    assert rename["json"]["chip"] == "985112004"  # as its pattern takes it: digits alone
     assert upload["files"] == {"caption": (None, "asleep")} and "data" not in upload
     assert not {"json", "data", "files"} & set(walk)  # an operation that takes no body is sent none
 
