@@ -169,8 +169,8 @@ def _in_order(wanted: list[str], window: list[str]) -> bool:
 
 def value_said(pack, argument: str, words: str) -> bool:
     """Whether the words give a list's or a search's argument one of its closed values, written out whole
-    (a yes/no flag excepted: "yes" is said of anything; and a value in digits alone, a code), so that they pick which of its things are meant
-    ("the pets that are sold": the pets by status). Free words are not judged so: a word of an argument's
+    (a yes/no flag excepted: "yes" is said of anything; and a value in digits alone, a code), so that they
+    pick which of its things are meant ("the pets that are sold": the pets by status). Free words are not judged so: a word of an argument's
     name is as often the thing asked for ("the keywords of the film") as what picks it.
 
     >>> from pipeline.packs.pack import ArgumentType

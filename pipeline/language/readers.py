@@ -29,7 +29,7 @@ from pipeline.language.phrases import (addresses, after_a_name_word, begins_a_na
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
 from pipeline.values import dates, moments
-from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, TIME_MARK, WEB_ADDRESS, choice_spans, full_name
+from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans
 from pipeline.values.numbers import format_amount, parse_amount
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
@@ -121,7 +121,7 @@ class Scene:
     @cached_property
     def web_addresses(self) -> list[Span]:
         """Each web address, whole (its words may be more than a span holds)."""
-        return [(m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}"))) for m in WEB_ADDRESS.finditer(self.text)]
+        return web_address_spans(self.text)
 
     @cached_property
     def contacts(self) -> list[Span]:

@@ -131,9 +131,10 @@ def read_document(raw) -> ApiDocument:
         raise OpenApiError("no `paths`: the document describes no operation")
     resolved = jsonref.replace_refs(raw, lazy_load=True, proxies=True, loader=_refuse_remote)
     swagger2 = version.startswith("2")
-    credential_headers = _credential_headers(_security_schemes(raw, swagger2))
+    schemes = _security_schemes(raw, swagger2)
+    credential_headers = _credential_headers(schemes)
     info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
-    default, auth = _auth(raw, swagger2)
+    default, auth = _auth(raw, schemes)
     document = ApiDocument(title=str(info.get("title", "")), description=str(info.get("description", "")),
                            version=version, base_url=_base_url(raw, swagger2), auth=auth, operations=[])
     for path, item in raw["paths"].items():
@@ -152,9 +153,9 @@ def read_document(raw) -> ApiDocument:
             except _Unreadable as exc:
                 document.left_out.append(f"{where}: {exc}")
                 continue
-            operation.auth = _operation_auth(raw, item[method], swagger2, default)
+            operation.auth = _operation_auth(item[method], schemes, default)
             if operation.auth:
-                document.auths.setdefault(operation.auth, _carried(_security_schemes(raw, swagger2)[operation.auth]))
+                document.auths.setdefault(operation.auth, _carried(schemes[operation.auth]))
             document.operations.append(operation)
     if not document.operations:
         raise OpenApiError("no operation could be read" + (": " + "; ".join(document.left_out[:5])
@@ -246,9 +247,8 @@ def _requirements(spec) -> list[str] | None:
     return [name for requirement in spec["security"] if isinstance(requirement, dict) for name in requirement]
 
 
-def _auth(raw: dict, swagger2: bool) -> tuple[str | None, Auth | None]:
+def _auth(raw: dict, schemes: dict) -> tuple[str | None, Auth | None]:
     """The scheme the document asks for first (globally, else on its first operation that asks), by name."""
-    schemes = _security_schemes(raw, swagger2)
     if not schemes:
         return None, None
     wanted = list(_requirements(raw) or [])
@@ -259,10 +259,9 @@ def _auth(raw: dict, swagger2: bool) -> tuple[str | None, Auth | None]:
     return name, _carried(schemes.get(name)) if name else None
 
 
-def _operation_auth(raw: dict, spec: dict, swagger2: bool, default: str | None) -> str:
+def _operation_auth(spec: dict, schemes: dict, default: str | None) -> str:
     """The scheme an operation is sent with where its own `security` asks for others than the document's
     (a pet store's reads by API key, its writes by OAuth token): that scheme's name; else ''."""
-    schemes = _security_schemes(raw, swagger2)
     own = _requirements(spec)
     if own is None or not own or default in own:
         return ""

@@ -34,7 +34,7 @@ from pipeline.retrieval.speech_acts import (
     names_nothing, object_words, question_kind, restates, states_value, topic, without_topic, words,
 )
 from pipeline.settings import settings
-from pipeline.values.normalizers import CONTACT, WEB_ADDRESS, _stem
+from pipeline.values.normalizers import CONTACT, WEB_ADDRESS, _stem, web_address_spans
 from pipeline.values.spans import without_values
 
 _SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
@@ -304,12 +304,12 @@ class Retriever:
         """The request cut where one request ends and another begins: at sentence punctuation and at
         'and', 'then', 'also', 'plus' — never inside a number ("$1,500") or a phrase of the pack's own
         vocabulary ("profit and loss", "invoices and sales")."""
-        addresses: list[str] = []  # a web address is one value, whatever marks it holds ("https://x.example/a?b")
-
-        def kept(match: re.Match) -> str:
-            addresses.append(match.group().rstrip(".,;:!?)]}"))
-            return f"\x04{len(addresses) - 1}\x04" + match.group()[len(addresses[-1]):]
-        protected = WEB_ADDRESS.sub(kept, query)
+        # A web address is one value, whatever marks it holds ("https://x.example/a?b"): each stands in as its number.
+        spans = web_address_spans(query)
+        addresses = [query[a:b] for a, b in spans]
+        protected = query
+        for i, (a, b) in reversed(list(enumerate(spans))):
+            protected = protected[:a] + f"\x04{i}\x04" + protected[b:]
         for phrase in self.protected_phrases:
             protected = re.sub(phrase, lambda m: m.group().replace(" ", "\x00"), protected, flags=re.I)
         # "$1,500", "2.5" and a clock time ("4:30") are one value.

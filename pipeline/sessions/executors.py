@@ -132,7 +132,8 @@ class HttpExecutor:
             "headers": {"Idempotency-Key": _call_digest(self.session_id, api, args)[:32],
                         **{name: args[argument] for name, argument in binding.headers.items() if argument in args}},
         }
-        self._authenticate(request, self._credentials(binding))
+        auth = self._credentials(binding)
+        self._authenticate(request, auth)
         if binding.body:  # an operation that takes no body is sent none, not an empty one
             fields = {name: _typed(args[argument], "digits") if binding.types.get(argument) == "digits" else args[argument]
                       for name, argument in binding.body.items() if argument in args}
@@ -142,7 +143,7 @@ class HttpExecutor:
                 request["data"] = fields
             else:
                 request["json"] = _json_body(binding, args)
-        answer = self._send(api, request, self._credentials(binding))
+        answer = self._send(api, request, auth)
         output = _output(api, binding, answer)
         if not binding.outputs:
             return output

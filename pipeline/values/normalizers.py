@@ -324,6 +324,15 @@ def identifier(text: str, **_) -> str | None:
 WEB_ADDRESS = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`]+|\bwww\.[^\s<>\"'`]+", re.IGNORECASE)
 
 
+def web_address_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each web address of the text, the punctuation after it left out.
+
+    >>> web_address_spans("see https://x.example/a?b=1. or www.y.example")
+    [(4, 27), (32, 45)]
+    """
+    return [(m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}"))) for m in WEB_ADDRESS.finditer(text)]
+
+
 def web_address(text: str, **_) -> str | None:
     """A web address as an API takes it, whole ('https://cdn.example.org/a/b.png?s=2'); words around it are
     allowed; none, or two, give none (which of them is not for the reader to guess).
@@ -331,8 +340,8 @@ def web_address(text: str, **_) -> str | None:
     >>> web_address("photo at https://x.example/tom.jpg."), web_address("no link here")
     ('https://x.example/tom.jpg', None)
     """
-    found = [m.group().rstrip(".,;:!?)]}") for m in WEB_ADDRESS.finditer(text)]
-    return found[0] if len(found) == 1 else None
+    found = web_address_spans(text)
+    return text[found[0][0]:found[0][1]] if len(found) == 1 else None
 
 
 def search_text(text: str, **_) -> str | None:
