@@ -48,7 +48,7 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline.authoring.rest_semantics import (LOOKUPS, answered, held_resources, identified, picks, portraits, resources,
-                                               selects, semantics, singular, the_one)
+                                               selects, semantics, singular, the_one, words_searched)
 from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.language.words import word_lists
@@ -66,7 +66,7 @@ URI = re.compile(r"(?:^|_)uris?$")  # an argument that takes URIs: a found thing
 # (the six shared specs: 10 such fields, all addresses; 6 others only mention email: a subject, a channel).
 EMAIL_FIELD = re.compile(r"\be-?mail address", re.IGNORECASE)
 PERIODS = word_lists("period_values")  # an enum value that is a period ("day") is named by these words too ("today")
-E164 = re.compile(r"\bE\.?164\b")  # a field documented as taking phone numbers the E.164 way ("+14155550142")
+E164 = re.compile(r"\bE\.?164\b", re.IGNORECASE)  # a field documented as taking phone numbers the E.164 way ("+14155550142")
 
 
 class OpenApiOverlay(Overlay):
@@ -378,7 +378,7 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
             if not field.required and not _acted_on(field, argument, operation, resource):
                 optional[argument] = field.default
             normalizer, extra = _normalizer(field, _argument_base(field, operation, nouns), nouns)
-            if normalizer == "title_text" and field.location == "query" and action == "search":
+            if normalizer == "title_text" and action == "search" and words_searched(field, operation):
                 normalizer = "search_text"  # what a search looks for, in lower case too
             if normalizer == "digits" and field.location in ("body", "form", "query"):  # as its pattern takes it
                 binding.setdefault("types", {})[argument] = "digits"

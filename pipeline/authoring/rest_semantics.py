@@ -8,7 +8,8 @@ then from where its path ends and the word its operationId or summary begins wit
 
 - DELETE deletes, PUT and PATCH update;
 - GET searches when a search word names it, reads one thing when its path ends at a parameter or at a part
-  of one thing (`/movie/{movie_id}/credits`), else lists;
+  of one thing (`/movie/{movie_id}/credits`), else searches when it takes free words to find by (a query
+  parameter `q`, `query`, `search`...: `searched_by_words`), else lists;
 - POST searches, deletes (`.../cancel`) or updates when its word says so, creates when its path ends at a
   resource, else is another action (`/domains/{domain_id}/verify`).
 
@@ -54,8 +55,8 @@ from pipeline.language.words import word_list
 from pipeline.packs.openapi_spec import Operation
 from pipeline.packs.rest import ID_SUFFIX, identified, last_noun, paged_resource, singular, snake_words
 
-__all__ = ["LOOKUPS", "answered", "held_resources", "identified", "picks", "portraits", "resources", "selects",
-           "semantics", "singular", "the_one"]
+__all__ = ["LOOKUPS", "SEARCH_PARAMETERS", "answered", "held_resources", "identified", "picks", "portraits",
+           "resources", "searched_by_words", "selects", "semantics", "singular", "the_one", "words_searched"]
 
 LOOKUPS = ("search", "list")  # the actions that find identifiers of their resource
 
@@ -82,6 +83,27 @@ def _first_word(operation: Operation) -> str:
 def _choices(operation: Operation) -> dict[str, list[str]]:
     """Path parameter -> its values, for each one of a closed set (`enum`)."""
     return {f.wire: f.enum for f in operation.fields if f.location == "path" and f.enum}
+
+
+SEARCH_PARAMETERS = word_list("operation_words", "search_parameters")
+
+
+def _named_as_searched(field) -> bool:
+    return field.location == "query" and field.wire.lower() in SEARCH_PARAMETERS and not field.enum \
+        and field.kind == "string"
+
+
+def searched_by_words(operation: Operation) -> bool:
+    """Whether a list takes free words to find its things by: a query parameter named as a search's
+    (`operation_words` search_parameters: `q`, `query`, `search`...) that is free text, not a closed set.
+    Such a list is the resource's search (`GET /products?query=`, `GET /customers?q=`)."""
+    return any(_named_as_searched(f) for f in operation.fields)
+
+
+def words_searched(field, operation: Operation) -> bool:
+    """Whether a search's parameter is the words it looks for: one named as such, else, where it has none,
+    a required query parameter (not a filter such as a region or a sort order)."""
+    return _named_as_searched(field) or field.location == "query" and field.required and not searched_by_words(operation)
 
 
 def resources(operations: list[Operation]) -> set[str]:
@@ -154,7 +176,7 @@ def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
             return "search", resource
         if ends_at_param or (len(parts) > 1 and parts[-2][1] and last not in nouns):
             return "read", resource
-        return "list", resource
+        return ("search" if searched_by_words(operation) else "list"), resource
     if searched:
         return "search", resource
     if first in word_list("operation_words", "delete") or last in word_list("operation_words", "delete"):

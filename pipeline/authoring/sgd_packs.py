@@ -17,7 +17,8 @@ Each slot is read by a normaliser inferred from the schema's own words, by these
 3. a count ("number of" in the description, or a name starting with `number_of`) -> `integer`;
 4. a date or day (name or description) -> `future_date` (a day ahead: what people book, travel on or ask
    about), or `date` when the description speaks of the past;
-5. a name the description says is a person's (person, recipient, contact, who, whom) -> `person_name`;
+5. a name the description says is a person's (person, recipient, contact, who, whom), or a part of a person's
+   name (`first_name`, `last_name`, `surname`...) -> `person_name`;
 6. money (amount, price, fare, cost, fee, balance) -> `amount`; 7. a time of day -> `time`;
 8. a phone number -> `phone`; an email address -> `email`; a year -> `integer`;
 9. anything else (places, venues, titles, addresses, free words) -> `title_text`, kept as written.
@@ -39,6 +40,7 @@ from pydantic import Field, ValidationError
 
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.language.values import NEGATIONS
+from pipeline.language.names import name_part_of
 from pipeline.language.words import name_words, same_things, split_run_together, word_list
 from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
@@ -152,7 +154,8 @@ def infer_normalizer(slot: SgdSlot) -> str:
         return "integer"
     if words & {"date", "day"} or re.search(r"\b(?:date|day)\b", text):
         return "date" if re.search(r"\b(?:past|previous|last|ago|since|history)\b", text) else "future_date"
-    if "name" in words and re.search(r"\b(?:person|recipient|contact|whom|who)\b", text):
+    if "name" in words and re.search(r"\b(?:person|recipient|contact|whom|who)\b", text) \
+            or name_part_of(slot.name) is not None:
         return "person_name"
     if words & {"amount", "price", "fare", "cost", "fee", "balance"} or re.search(r"\b(?:money|amount)\b", text):
         return "amount"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pipeline.language.words import FUNCTION_WORDS, NAME_LABELS, pack_words
+from pipeline.language.words import FUNCTION_WORDS, NAME_LABELS, pack_words, word_lists
 from pipeline.values.normalizers import _TITLES
 from pipeline.values.spans import TOKEN
 
@@ -25,10 +25,12 @@ COMMON_WORD_ZIPF = 5.0  # a word this frequent in English ("sure", "wrong", "may
 LONE_NAME_ZIPF = 4.0  # a single word opening a sentence is a name only if rarer than this ("Priyanka", not "Haha")
 
 # A label or a title before a lone name says which part of a name it is ("last name Shah", "Mr. Chen").
-_PART_NAMED = r"\b(last|family|sur|first|given) ?name"  # the group: which part
+_PARTS = word_lists("name_parts")
+_PART_NAMED = r"\b(" + "|".join(re.escape(label).replace(r"\ ", " ?") for part in ("given", "family")
+                               for label in sorted(_PARTS[part], key=len, reverse=True)) + ")"  # the group: which
 _LABEL_TAIL = r"\s*(?:is\s+|[:=]\s*)?"  # "last name Shah", "surname is Shah", "surname: Shah"
-_FAMILY_LABEL = re.compile(r"\b(?:(?:last|family|sur) ?name|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?" + _LABEL_TAIL + "$",
-                           re.IGNORECASE)
+_FAMILY_LABEL = re.compile(r"\b(?:" + "|".join(re.escape(label).replace(r"\ ", " ?") for label in _PARTS["family"])
+                           + r"|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?" + _LABEL_TAIL + "$", re.IGNORECASE)
 PART_LABEL = re.compile(_PART_NAMED + _LABEL_TAIL + "$", re.IGNORECASE)
 _LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no preposition or article
                             + r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
@@ -36,7 +38,27 @@ _LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no 
 
 def labelled_parts(text: str) -> set[int]:
     """The parts of a name (0 given, 1 family) the text labels ("first name Ana", "surname: Ruiz")."""
-    return {0 if m.group(1).lower() in ("first", "given") else 1 for m in _LABELLED_NAME.finditer(text)}
+    return {_part_labelled(m.group(1)) for m in _LABELLED_NAME.finditer(text)}
+
+
+def _part_labelled(label: str) -> int:
+    """0 for a label of the given name ("first name", "firstname"), 1 for one of the family name."""
+    return 0 if label.lower().replace(" ", "") in {g.replace(" ", "") for g in _PARTS["given"]} else 1
+
+
+def name_part_of(argument: str) -> int | None:
+    """The part of a person's name an argument's own name says it is (0 given, 1 family), if any.
+
+    >>> name_part_of("customer_first_name"), name_part_of("contact_last_name"), name_part_of("surname")
+    (0, 1, 1)
+    >>> name_part_of("first_name_length"), name_part_of("customer_name")
+    (None, None)
+    """
+    words = argument.lower().replace("_", " ")
+    for part, labels in ((0, _PARTS["given"]), (1, _PARTS["family"])):
+        if any(words == label or words.endswith(" " + label) for label in labels):
+            return part
+    return None
 
 
 def lone(name: str) -> bool:
@@ -51,12 +73,18 @@ def lone_name_part(text: str, start: int, end: int) -> int:
     return 1 if titled or _FAMILY_LABEL.search(text[:start]) else 0
 
 
+def given_by_full_name(pack, argument: str) -> bool:
+    """Whether a full-name predicate of the pack gives the argument (it splits a whole name itself)."""
+    return any(extra.normalizer == "full_name" and argument in extra.gives for extra in pack.spec.ir_extra.values())
+
+
 def name_part(pack, argument: str) -> int | None:
-    """The part of a whole name (0 given, 1 family) an argument is, when a full-name predicate gives it."""
+    """The part of a whole name (0 given, 1 family) an argument is: the one a full-name predicate gives it
+    as, else the one its own name says (`name_part_of`)."""
     for extra in pack.spec.ir_extra.values():
         if extra.normalizer == "full_name" and argument in extra.gives:
             return extra.gives.index(argument)
-    return None
+    return name_part_of(argument)
 
 
 def written_as_name(value: str) -> bool:

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cached_property, lru_cache
 
-from pipeline.language.names import PART_LABEL, could_be_name, lone, lone_name_part, name_part
+from pipeline.language.names import PART_LABEL, could_be_name, given_by_full_name, lone, lone_name_part, name_part
 from pipeline.language.phrases import (addresses, after_a_name_word, begins_a_name, begins_a_numbered_name, overlaps, phrases,
                                       whole_name_with_number)
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
 from pipeline.values import dates, moments
-from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans
+from pipeline.values.normalizers import _TITLES, IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans
 from pipeline.values.numbers import format_amount, parse_amount
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
@@ -268,10 +268,27 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
+def _more_of_a_name(words: str) -> bool:
+    """Whether words after a name go on with it ("maintenance" of "Website maintenance"), not only a
+    possessive's "'s" or words of the sentence around it ("and I")."""
+    tokens = TOKEN.findall(words)
+    return bool(tokens) and all(len(t) > 1 and t.lower() not in FUNCTION_WORDS for t in tokens)
+
+
 def _search_text_spans(scene: Scene, name: str, spec) -> Readings:
-    """What a search is told to look for: a name (`_title_text_spans`), else, where the words write none,
-    a phrase in lower case ("boards about sprint planning"), as written."""
+    """What a search is told to look for: an email address or a phone number the words write ("the customer
+    with the email ana@x.org"), else a name, as far as it goes (`_title_text_spans`: "Website maintenance",
+    not "Website"), else, where the words write none, a phrase in lower case ("boards about sprint
+    planning"), as written."""
+    contacts = [sp for sp in maximal(scene.contacts) if not overlaps(sp, scene.web_addresses)]
+    if contacts:
+        found = Readings(name, scene.text)
+        for sp in contacts:
+            found.add(sp)
+        return found
     found = _title_text_spans(scene, name, spec)
+    found.items = [r for r in found.items if not any(o.start == r.start and o.end > r.end  # "Website" of "Website
+                                                     and _more_of_a_name(scene.text[r.end:o.end]) for o in found.items)]
     if not found.items:
         for reading in _lowercase_text_spans(scene, name, spec).items:
             if not any(re.search(r"\d", m.group(1)) for m in IDENTIFIER.finditer(reading.text)):
@@ -332,7 +349,8 @@ def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span
 _CAPITALISED_RUN = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
 _JOINED_TITLE = re.compile(  # "Salt and Pepper", "Hounds and the Hare": one name (lexicon/title_joins.yaml)
     _CAPITALISED_RUN + r"\s+(?:" + "|".join(re.escape(w) for w in sorted(word_list("title_joins"))) + r")\s+"
-    r"(?:(?i:" + "|".join(sorted(word_list("title_joins", "articles"))) + r")\s+)?" + _CAPITALISED_RUN)
+    r"(?:(?i:" + "|".join(sorted(word_list("title_joins", "articles"))) + r")\s+)?"
+    r"(?!I\b)" + _CAPITALISED_RUN)  # "... and I need": the speaker, no part of a name
 _SHORT_YEAR = re.compile(r"(?<!\w)['’](\d{2})(?![\w'’])")
 
 
@@ -409,9 +427,20 @@ def _person_name_spans(scene: Scene, name: str, spec) -> Readings:
     if part is not None:
         single = [w for w in maximal(readable) if lone(values[w]) and lone_name_part(scene.text, *w) != part]
         readable = [sp for sp in readable if not overlaps(sp, single)]
+        if not given_by_full_name(scene.pack, name):  # its own name says the part: that part of a whole name
+            whole = [w for w in maximal(readable) if not lone(values[w])]
+            own = [sp for w in whole if (sp := _name_part_span(scene, w, part)) in values and values[sp]]
+            readable = [sp for sp in readable if not overlaps(sp, whole) or sp in own]
     for sp in readable:
         found.add(sp, values[sp])
     return found
+
+
+def _name_part_span(scene: Scene, whole: Span, part: int) -> Span | None:
+    """The word of a whole name that is its given name (the first, a title aside) or its family name (the last)."""
+    words = [(t.start(), t.end()) for t in scene.tokens if whole[0] <= t.start() and t.end() <= whole[1]
+             and not re.fullmatch(_TITLES, t.group() + ".", flags=re.IGNORECASE)]
+    return (words[0] if part == 0 else words[-1]) if words else None
 
 
 def _normalised_spans(scene: Scene, name: str, spec) -> Readings:
@@ -485,9 +514,10 @@ READERS: dict[str, Reader] = {
     "identifier": Reader(_identifier_spans, _whole_normalised, "identifier", judged=str.isdigit),
     # An address is an address whatever the words around it: SGD's slots hold none for the head to learn.
     "email": Reader(_normalised_spans, _whole_normalised, "email", forced=True, judged=lambda words: False),
-    "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True),
     # A number with its country code is a phone number whatever the words around it: the slot head learned
     # SGD's phones ("415-555-0142") and gave "+447700900123" 0.02.
+    "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True,
+                    judged=lambda words: not (NORMALIZERS["phone"](words) or "").startswith("+")),
     "e164": Reader(_normalised_spans, _whole_normalised, "phone", forced=True, judged=lambda words: False),
     "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),
     # SGD's slots hold no web address for the head to learn one from.

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
+from pipeline.language.names import given_by_full_name, name_part_of
 from pipeline.language.openings import opening
 from pipeline.language.phrases import addressed
 from pipeline.language.readers import READERS, reader
@@ -629,15 +630,18 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         _not_the_old_name(pack, text, readings)
     _without_its_own_noun(pack, text, readings)
     threshold = linker.value_threshold
+    lone = _the_lone_identifier(pack, text, readings)
     for name, found in readings.items():
         judged = reader(pack.normalizers[name]).judged if name in pack.spec.arguments else lambda words: True
+        if name == lone:  # the one number after a thing's noun, which nothing else reads: that thing's id
+            judged = lambda words: False  # noqa: E731
         if name in unjudged:  # the words a lookup needs: the name the request calls the thing it finds by
             judged = lambda words: False  # noqa: E731
         probabilities = linker.value_probabilities(text, [judged_span(text, r.span) for r in found.items], name)
         for reading, p in zip(found.items, probabilities):
             reading.probability = round(p, 4)
             if p < threshold and judged(reading.text) and reading.as_written and (name, reading.span) not in in_order \
-                    and not _named_by_its_words(text, reading, named_by) \
+                    and not _named_by_its_words(text, reading, named_by) and not part_of_a_whole_name(pack, text, reading) \
                     and not names_itself(reading.text, name) and not names_a_value(pack, reading, set(readings)):
                 found.drop(reading, f"not {name}'s value by its words (p={p:.2f} < {threshold:.2f})")
     if learned["span"]:
@@ -690,8 +694,57 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     # Room"); "a movie directed by Ann Lee" names a movie and then describes it, and the head judges that.
     certain = frozenset(key for key in named if written_as_a_name(text[key[1]:key[2]])
                         or _after_a_naming_verb(text, key[1]))  # "a rate limit named end_user_ip"
+    certain |= _names_to_their_parts(pack, text, readings)
     one_argument_per_mention(readings, favoured=asked, named=certain)  # an answer's mention goes first to what was asked
     return readings
+
+
+def _the_lone_identifier(pack, text: str, readings: dict[str, Readings]) -> str | None:
+    """The identifier argument of the words read whose one reading is a number right after a noun ("pull up
+    invoice 48213", "delete time entry 4471"), where no other identifier reads anything and no other
+    argument but free text reads those digits: the user gave the id of the thing the call acts on, whatever
+    the head, which learned SGD's slots (no identifiers among them), finds of the number. Never a number
+    after a function word ("a table for 4"), which says something else."""
+    ids = [name for name, found in readings.items() if found.items and pack.normalizers.get(name) == "identifier"]
+    if len(ids) != 1 or len(readings[ids[0]].items) != 1:
+        return None
+    reading = readings[ids[0]].items[0]
+    before = re.search(r"([^\W\d_]+)\s+#?$", text[:reading.start])
+    if not reading.text.isdigit() or before is None or before.group(1).lower() in FUNCTION_WORDS:
+        return None
+    others = [r for name, found in readings.items() if name != ids[0] and pack.normalizers.get(name) not in FREE_TEXT
+              for r in found.items if r.start < reading.end and reading.start < r.end]
+    return None if others else ids[0]
+
+
+def part_of_a_whole_name(pack, text: str, reading) -> bool:
+    """Whether a reading is the part of a whole name written as one ("Maria" or "Lopez" of "Maria Lopez") that
+    its argument's own name says it takes (`customer_first_name`): the user gave that part of a person's name,
+    whatever the head, which learned SGD's slots (none of them a part of a name), finds.
+
+    >>> from types import SimpleNamespace as Ns
+    >>> pack, text = Ns(spec=Ns(ir_extra={})), "add customer Maria Lopez now"
+    >>> part = lambda argument, a, b: part_of_a_whole_name(pack, text, Ns(argument=argument, start=a, end=b))
+    >>> part("customer_first_name", 13, 18), part("customer_last_name", 19, 24), part("customer_last_name", 13, 18)
+    (True, True, False)
+    """
+    part = name_part_of(reading.argument)
+    if part is None or given_by_full_name(pack, reading.argument) or not text[reading.start:reading.end][:1].isupper():
+        return False
+    if part == 0:
+        return re.match(r" [A-Z][\w'’-]*", text[reading.end:]) is not None
+    return re.search(r"(?:^|\s)[A-Z][\w'’-]*\.? $", text[:reading.start]) is not None
+
+
+def _names_to_their_parts(pack, text: str, readings: dict[str, Readings]) -> frozenset[tuple[str, int, int]]:
+    """A whole name whose parts arguments take (`part_of_a_whole_name`) is theirs: other arguments' readings
+    of its words are dropped ("Maria Lopez" is no customer's city), and the parts count as certain."""
+    parts = [r for found in readings.values() for r in found.kept if part_of_a_whole_name(pack, text, r)]
+    for found in readings.values():
+        for r in found.kept:
+            if r not in parts and any(r.start <= p.start and p.end <= r.end for p in parts):
+                found.drop(r, "words of a person's name, whose parts other arguments take")
+    return frozenset((r.argument, r.start, r.end) for r in parts)
 
 
 def written_as_a_name(words: str) -> bool:

@@ -21,7 +21,7 @@ from pipeline.language.linking import learned_parts
 from pipeline.language.names import labelled_parts, written_as_name
 from pipeline.language.readers import candidate_strings, choice_readings, reader, value_readings
 from pipeline.language.readings import Reading, Readings
-from pipeline.language.values import link_values, with_values_named
+from pipeline.language.values import link_values, with_values_named, written_as_a_name
 from pipeline.language.words import REQUEST_WORDS
 from pipeline.language.picks import picked_words, stems, value_said
 from pipeline.packs.pack import ArgumentType, Pack
@@ -239,10 +239,23 @@ def _own(pack: Pack, goals: list[str], position: int, lookups: Mapping[str, str]
 
 
 def _reads(pack: Pack, goal: str, lookup: bool, words: str = "") -> list[str]:
-    """The arguments a goal takes words for: all of its API's; a lookup's required ones, and those of its
-    own the words give a value of by their terms (`picks.value_said`: the pets by status, "that are sold")."""
+    """The arguments a goal takes words for: all of its API's; a lookup's required ones, the free words a
+    search finds its things by (`search_text`: `?query=`, `?q=`, optional or not), and those of its own the
+    words give a value of by their terms (`picks.value_said`: the pets by status, "that are sold")."""
     api = pack.spec.apis[pack.spec.goals[goal].api]
-    return [a for a in api.arguments if not lookup or a not in api.optional or words and value_said(pack, a, words)]
+    return [a for a in api.arguments if not lookup or a not in api.optional or pack.normalizers.get(a) == "search_text"
+            or words and value_said(pack, a, words)]
+
+
+def _named_words_only(pack: Pack, candidates: dict[str, list[str]], text: str) -> dict[str, list[str]]:
+    """A lookup's search words are what the request calls the thing (a name, an address, a number, words in
+    quotes), never a phrase in lower case, which only a search asked for itself looks for ("boards about
+    sprint planning"): "remove one of our webhooks" names no webhook to search for ("remove" is none), so
+    its id is asked."""
+    def named(value: str) -> bool:
+        return written_as_a_name(value) or "@" in value or any(f"{a}{value}{b}" in text for a, b in ('""', "“”"))
+    return {name: [v for v in values if named(v)] if pack.normalizers.get(name) == "search_text" else values
+            for name, values in candidates.items()}
 
 
 def _picks(pack: Pack, goal: str) -> bool:
@@ -314,7 +327,12 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
             by_position[i] = _without_picks(pack, _without_references(pack, by_position.get(i, whole), others),
                                             [g for g in goals if g in lookups])
             if goal in lookups:
-                by_position[i] = {**by_position[i], **kinds[goal]}
+                named = _named_words_only(pack, by_position[i], query)
+                if len([g for g in goals if g not in lookups]) == 1:  # one thing asked: a name the request
+                    # writes elsewhere ("I'm watching the show X, any recommendations?") is what is looked up
+                    named = {name: values or _named_words_only(pack, {name: whole.get(name, [])}, query)[name]
+                             if pack.normalizers.get(name) == "search_text" else values for name, values in named.items()}
+                by_position[i] = {**named, **kinds[goal]}
     count = len(goals) if fixed else min(max_goals, len(goals))
     rules: list[str] = []
     defined: set[str] = set()

@@ -263,16 +263,19 @@ def _list_said(pack: Pack, kinds: list[str], words: str) -> str | None:
 
 def _search_of(pack: Pack, kind: str, resource: str, argument: str) -> str | None:
     """The goal of the search API of `resource` whose output is `kind`, when it needs only words (no
-    identifier); a search of another resource whose items hold one is no search for it, a search across
-    kinds whose answer holds the resource's own page of them (`tracks.items[].id`) is."""
+    identifier; optional words it finds by count as needed); a search of another resource whose items hold
+    one is no search for it, a search across kinds whose answer holds the resource's own page of them
+    (`tracks.items[].id`) is."""
     for name, api in pack.spec.apis.items():
         if api.produces != kind or api.rest is None or api.rest.action != "search":
             continue
         across = api.http is not None and paged_resource(api.http.outputs.get(argument, "")) == resource
         if not (api.rest.finds and api.rest.resource == resource or across):
             continue
-        required = [a for a in api.arguments if a not in api.optional]
-        if required and all(not pack.spec.arguments[a].accepts_output for a in required):
+        # what it needs, else the words it finds by where they are optional (`GET /products?query=`)
+        needs = [a for a in api.arguments if a not in api.optional] or \
+            [a for a in api.arguments if pack.spec.arguments[a].normalizer == "search_text"]
+        if needs and all(not pack.spec.arguments[a].accepts_output for a in needs):
             try:
                 return pack.goal_of_api(name)
             except KeyError:

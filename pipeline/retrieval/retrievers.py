@@ -99,7 +99,7 @@ _LIGHT_VERBS = word_list("light_verbs")
 PICK_QUALIFIERS = word_list("pick_qualifiers")  # "the *most* popular": a pick qualified, nothing more asked
 # Verbs that name no deed of their own ("show", "find", "add", "delete"): whatever API is asked, its object says
 # what for; any other verb a request opens with is a deed the API must document (`deed_not_done`).
-GENERAL_VERBS = word_list("general_verbs") | {w for action in ("search", "read", "create", "update", "delete")
+GENERAL_VERBS = word_list("general_verbs") | {w for action in ("search", "read", "list", "create", "update", "delete")
                                               for w in word_list("operation_words", action)}
 CHANGE_VERBS = word_list("change_verbs")  # "book a visit": the API's if a visit is one of its things
 
@@ -127,7 +127,7 @@ def _inflections(word: str) -> set[str]:
 # Each kind of call's verbs (`lexicon/operation_words.yaml`) with their inflections, made once: they are
 # looked up for every clause judged.
 _VERB_FORMS = {action: frozenset(f for w in word_list("operation_words", action) for f in _inflections(w))
-               for action in (*_CHANGES, "read", "search")}
+               for action in (*_CHANGES, "read", "search", "list")}
 _READS = ("read", "list", "search")
 
 
@@ -606,6 +606,8 @@ class Retriever:
         rest = self._rest(chosen.goal)
         if rest is None or not rest.resource:
             return chosen
+        if (searched := self._searched_for(chosen, rank)) is not chosen:
+            return searched
         asked, opens = asked_action(chosen.source)
         if asked is None:
             return self._the_field_changed(chosen, rank)
@@ -620,6 +622,27 @@ class Retriever:
             if theirs is not None and theirs.resource == rest.resource and \
                     (theirs.action == asked or asked == "read" and theirs.action in _READS):
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
+        return chosen
+
+    def _searched_for(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """A read of one thing by its identifier (`/products/{id}`) chosen for words that open with a verb of
+        searching (`operation_words` search: "find the product Website maintenance") or of listing
+        ("list every group") and write no digit (no identifier) asks for the search of that resource (for
+        listing, its list too), the first the words rank that needs no other thing's id (not the groups of
+        one contact): the thing is found by what the words call it, or all are shown, not one asked for by
+        an id the user does not have."""
+        rest, api = self._rest(chosen.goal), self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        opening = (opening_word(chosen.source)[0] or "").lower()
+        wanted = ("search",) if opening in _VERB_FORMS["search"] else ("list", "search") \
+            if opening in _VERB_FORMS["list"] else ()
+        if rest.action != "read" or api.http is None or not api.http.path.rstrip("/").endswith("}") \
+                or not wanted or re.search(r"\d", chosen.source):
+            return chosen
+        for other in rank(chosen.source):
+            theirs, found = self._rest(other.goal), self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
+            if theirs is not None and theirs.resource == rest.resource and theirs.action in wanted and not any(
+                    self.pack.spec.arguments[a].accepts_output for a in found.arguments if a not in found.optional):
+                return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({theirs.action})")
         return chosen
 
     def _the_field_changed(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:

@@ -35,6 +35,7 @@ from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_s
                                      translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
+from pipeline.sessions.choices import choice_question, chosen_among
 from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, read_back, summary, what_it_takes
 
 
@@ -191,6 +192,9 @@ class SessionEngine:
                           pack_digest=state.pack_digest)
             return TurnInput(turn=turn, message=message, opening=run_stage(run, "translate"))
         pack = load_pack_version(state.domain, state.pack_digest)
+        if state.choosing is not None and (pick := chosen_among(message, state.executed[state.choosing].candidates)) \
+                is not None:  # which of the things found: nothing to translate
+            return TurnInput(turn=turn, message=message, choice=pick)
         moves = read_moves(message)
         if state.awaiting is not None and (moves.bare or (not moves.rest and "deny" in moves.found)):
             # a plain yes or no to a read-back: nothing to translate (a lone "nope" is no restaurant's name)
@@ -279,6 +283,11 @@ class SessionEngine:
                     pass
             for stage in SYMBOLIC_STAGES:
                 run_stage(run, stage, pack)
+        elif turn_input.choice is not None and state.choosing is not None:
+            self._choose(state, turn_input.choice)
+            kind, delta_ir = "answer", ""
+            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
+                               pack_digest=state.pack_digest)
         elif turn_input.move == "replace" and self._replace_goals(pack, state, turn_input.added, turn):
             kind, delta_ir = "replace", turn_input.added.ir or ""
             run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
@@ -456,7 +465,9 @@ class SessionEngine:
         # found, not a search, and nothing with effects runs on an id nobody has seen.
         while (shown := next((c for c in to_run if self._feeds_a_change(pack, c, to_run, len(state.executed))),
                              None)) is not None:
-            self._run_once(state, shown.api, shown.args, executor, turn)
+            found = self._run_once(state, shown.api, shown.args, executor, turn)
+            if state.executed[found].candidates and not state.executed[found].chosen:
+                return self._offer(state, pack, found, to_run)  # several found: the user says which
             to_run, position = self._still_to_run(state, run)
         # Anything with effects is read back before the other calls run, the lookups it depends on
         # included: a value read wrong is corrected before any call is made with it.
@@ -487,6 +498,28 @@ class SessionEngine:
             if waiting >= 0 and not any(isinstance(v, dict) and v["ref"] >= len(state.executed)
                                         for v in to_run[waiting].args.values()):
                 self._run_once(state, to_run[waiting].api, to_run[waiting].args, executor, turn)
+
+    @staticmethod
+    def _offer(state: SessionState, pack: Pack, found: int, to_run: list[Call]) -> Reply:
+        """A lookup found several things a call with effects is to act on: they are shown, numbered, and the
+        user is asked which one (nothing runs on the first of them unasked)."""
+        call = state.executed[found]
+        fed = next((name for later in to_run for name, value in later.args.items() if value == {"ref": found}), None)
+        rest = pack.spec.apis[call.api].rest
+        resource = rest.resource.replace("_", " ") if rest is not None and rest.resource else "thing"
+        state.choosing, state.pending = found, None
+        return Reply(kind="ask", slot=fed, text=choice_question(resource, call.candidates), executed=state.calls())
+
+    @staticmethod
+    def _choose(state: SessionState, picked: int) -> None:
+        """The user's pick becomes the lookup's output; an id its answer held of the first thing found is
+        the picked one's, and any other field of that first thing is no longer known (`lacks`): never the
+        first one's in place of the one chosen."""
+        call = state.executed[state.choosing]
+        first, chosen = call.output, call.candidates[picked]
+        call.lacks += [name for name, value in call.fields.items() if value != first]
+        call.fields = {name: chosen.id for name, value in call.fields.items() if value == first}
+        call.output, call.chosen, state.choosing = chosen.id, True, None
 
     @staticmethod
     def _still_to_run(state: SessionState, run: Run) -> tuple[list[Call], dict[int, int]]:

@@ -26,7 +26,7 @@ from urllib.parse import quote  # a value is one path segment: a slash in it sta
 import httpx
 
 from pipeline.packs.pack import Pack
-from pipeline.sessions.records import ExecutedCall, RecordedCall
+from pipeline.sessions.records import Candidate, ExecutedCall, RecordedCall
 from pipeline.settings import settings
 from pipeline.values.canonical import same_call
 
@@ -50,13 +50,15 @@ class Answer:
     output: str
     fields: dict[str, str]
     lacks: tuple[str, ...] = ()
+    candidates: tuple[tuple[str, str], ...] = ()  # (id, what it is called) of each thing a list found, where several
 
 
 def executed_call(api: str, args: dict, answer: str | dict[str, str] | Answer, turn: int) -> ExecutedCall:
     """The session's record of a call; a record answer keeps its fields and is shown as its first ones."""
     if isinstance(answer, Answer):
         return ExecutedCall(api=api, args=args, output=answer.output, fields=answer.fields,
-                            lacks=list(answer.lacks), turn=turn)
+                            lacks=list(answer.lacks), turn=turn,
+                            candidates=[Candidate(id=i, label=label) for i, label in answer.candidates])
     if isinstance(answer, dict):
         shown = ", ".join(f"{k}={v}" for k, v in list(answer.items())[:3])
         return ExecutedCall(api=api, args=args, output=shown or "{}", fields=answer, turn=turn)
@@ -144,12 +146,12 @@ class HttpExecutor:
             else:
                 request["json"] = _json_body(binding, args)
         answer = self._send(api, request, auth)
-        output = _output(api, binding, answer)
-        if not binding.outputs:
+        output, found = _output(api, binding, answer), _candidates(binding, answer)
+        if not binding.outputs and not found:
             return output
         held = {argument: _field(answer, path) for argument, path in binding.outputs.items()}
         return Answer(output, {a: v for a, v in held.items() if v is not None},
-                      tuple(a for a, v in held.items() if v is None))
+                      tuple(a for a, v in held.items() if v is None), found)
 
     def _credentials(self, binding):
         """The credentials an API is sent with: its own where it names them, else the pack's."""
@@ -266,6 +268,57 @@ def _output(api: str, binding, answer: httpx.Response) -> str:
             raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}")
         node = node[part]
     return str(node)
+
+
+MAX_CANDIDATES = 10  # things of a list offered to choose from; a longer list is narrowed by more words
+# The fields a thing is called by, first found first (a person's whole name before a first name alone).
+_LABELS = ("name", "title", "full_name", "display_name", "label", "username", "email", "first_name", "phone")
+
+
+def _candidates(binding, answer: httpx.Response) -> tuple[tuple[str, str], ...]:
+    """Where the output is read from a list (`data[].id`, or an answer that is a list) that holds more than
+    one thing: each thing's id and what it is called (its name, title, ... or its first plain field), so the
+    user chooses which; empty where one thing or none was found."""
+    if not binding.output:
+        return ()
+    try:
+        node = answer.json()
+    except ValueError:
+        return ()
+    parts = binding.output.split("[].")
+    for i, part in enumerate(parts):
+        if isinstance(node, list):
+            items = [item for item in node if isinstance(item, dict)]
+            if len(items) < 2:
+                return ()
+            found = []
+            for item in items[:MAX_CANDIDATES]:
+                ident = _walk(item, parts[i:])
+                if ident is not None:
+                    found.append((ident, _label(item, parts[-1])))
+            return tuple(found) if len(found) > 1 else ()
+        if not isinstance(node, dict) or part not in node:
+            return ()
+        node = node[part]
+    return ()
+
+
+def _walk(node, parts: list[str]) -> str | None:
+    for part in parts:
+        if isinstance(node, list):
+            node = node[0] if node else None
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return None if node is None or isinstance(node, (dict, list)) else str(node)
+
+
+def _label(item: dict, id_field: str) -> str:
+    plain = {k: v for k, v in item.items() if k != id_field and isinstance(v, (str, int, float)) and str(v).strip()}
+    given = [str(plain[k]) for k in _LABELS if k in plain]
+    if "first_name" in plain and "last_name" in plain and not any(k in plain for k in _LABELS[:4]):
+        given = [f"{plain['first_name']} {plain['last_name']}"]
+    return given[0] if given else next((str(v) for v in plain.values()), "")
 
 
 def _field(answer: httpx.Response, path: str) -> str | None:

@@ -19,6 +19,12 @@ class Call(BaseModel):
     args: dict[str, ArgValue]
 
 
+class Candidate(BaseModel):
+    """One of several things a list or a search found: its identifier and what it is called."""
+    id: str
+    label: str = ""
+
+
 class ExecutedCall(Call):
     output: str = Field(description="what the API returned (an id, a report, a booking number)")
     fields: dict[str, str] = Field({}, description="an answer with fields (a search result): each field; a "
@@ -26,6 +32,9 @@ class ExecutedCall(Call):
     lacks: list[str] = Field([], description="arguments its answer was to give an identifier to and did not "
                                              "(an empty list inside it): a later call taking one cannot run")
     turn: int = Field(description="the user message after which it ran (0: the opening)")
+    candidates: list[Candidate] = Field([], description="the things its answer found, where several: the "
+                                                        "user chooses which one its output is")
+    chosen: bool = Field(False, description="the user chose its output among its candidates")
 
     def value_for(self, argument: str) -> str:
         """What a later argument taking this call's output receives: the answer's field of its name when
@@ -73,6 +82,8 @@ class TurnInput(BaseModel):
     facts: list[tuple[str, str, str]] = Field([], description="a later message: (goal id, predicate, words)")
     delta_ir: str = ""
     error: str | None = Field(None, description="the message could not be translated (the LLM failed)")
+    choice: int | None = Field(None, description="which of the things a lookup found the message picks "
+                                                 "(`choices.chosen_among`: its place in the list)")
     move: str | None = Field(None, description="what the message does besides giving values (language.moves): "
                                                "affirm, deny, cancel, human, dont_know, where it counts, "
                                                "or replace (a no that names another goal)")
@@ -99,6 +110,8 @@ class SessionState(BaseModel):
     pending: tuple[str, str] | None = Field(None, description="(goal id, argument) the agent asked for")
     asked: list[str] = Field([], description="every slot asked, in order (repeats show redundant asks)")
     awaiting: list[Call] | None = Field(None, description="calls read back to the user, waiting for a yes")
+    choosing: int | None = Field(None, description="the place in `executed` of a lookup that found several "
+                                                   "things, shown to the user, waiting for which one")
     confirmed: list[Call] = Field([], description="calls with effects the user said yes to")
     searches: list[str] = Field([], description="goal ids of searches added because the user did not know a "
                                                 "value they find: they run as soon as they can")

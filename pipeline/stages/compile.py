@@ -68,6 +68,7 @@ def compile_task(materialized: Materialized, pack: Pack, lookups: frozenset[str]
     for goal in materialized.goals:
         out = outputs[goal.goal_id]
         call = f"call_{out}"
+        unworded = goal.goal_id in optional and not _worded(goal, pack)
         calls[call] = goal.goal_id
         variables.append(out)
         init += [(wants_predicate(goal.api), call), ("output", call, out)]
@@ -82,8 +83,8 @@ def compile_task(materialized: Materialized, pack: Pack, lookups: frozenset[str]
                 if binding.kind in ("value", "default"):
                     init.append(("has_value", var))
                     values.append({"var": var, "json": json.dumps(binding.value, ensure_ascii=True)})
-                elif binding.kind == "omitted":  # optional and not given: bound, so never asked; left out
-                    init.append(("has_value", var))
+                elif binding.kind == "omitted" and not (unworded and _searched_with(argument, pack)):
+                    init.append(("has_value", var))  # optional and not given: bound, so never asked; left out
                 else:
                     init.append(("askable", var))
             slots[f"{goal.goal_id}.{argument}"] = var
@@ -93,6 +94,19 @@ def compile_task(materialized: Materialized, pack: Pack, lookups: frozenset[str]
                               goal=map(_atom, goal_facts), values=values)
     return TaskPDDL(text=text, calls=calls, slots=slots, objects={"call": list(calls), "var": variables},
                     init=init, goal=goal_facts)
+
+
+def _searched_with(argument: str, pack: Pack) -> bool:
+    spec = pack.spec.arguments.get(argument)
+    return spec is not None and spec.normalizer == "search_text"
+
+
+def _worded(goal, pack: Pack) -> bool:
+    """Whether a lookup has its words to find by, where it takes any (`search_text`: a search's `?query=`,
+    optional in the API): without them it would find whatever comes first, so those words are asked for,
+    and the planner asks for the identifier itself instead, the cheaper question."""
+    searched = [a for a in goal.args if _searched_with(a, pack)]
+    return not searched or any(goal.args[a].kind in ("value", "default") for a in searched)
 
 
 def compile_flow_task(materialized: Materialized, pack: Pack) -> TaskPDDL:

@@ -67,13 +67,26 @@ def email(text: str, **_) -> str | None:
     return found[0].lower() if len(found) == 1 else None
 
 
+_PHONE_RUN = re.compile(r"\+?\(?\d[\d\s().\-]*\d\)?")  # digits and the marks a number is written with
+
+
 def phone(text: str, **_) -> str | None:
-    digits = re.sub(r"\D", "", text)
-    if len(digits) == 11 and digits.startswith("1"):
-        digits = digits[1:]
-    if len(digits) != 10:
+    """A North American number as 415-555-0142; a number with another country code (written after a "+", or
+    too long to be North American) keeps it, the E.164 way: "+44 7700 900123" is +447700900123.
+
+    >>> phone("(415) 555-0142"), phone("+1 415 555 0142"), phone("+372 5551 2345"), phone("447700900123")
+    ('415-555-0142', '415-555-0142', '+37255512345', '+447700900123')
+    >>> phone("555-0142"), phone("+372 555"), phone("0044 7700 900123"), phone("ann-7 to +372 5551 2345")
+    (None, None, None, '+37255512345')
+    """
+    runs = [m.group() for m in _PHONE_RUN.finditer(text) if len(re.sub(r"\D", "", m.group())) >= 7]
+    if len(runs) != 1:  # no number, or two: "7 to +372 5551 2345" is one, "+372 5551 2345"
         return None
-    return f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
+    written, digits = runs[0], re.sub(r"\D", "", runs[0])
+    if len(digits) == 11 and digits.startswith("1") or len(digits) == 10 and not written.startswith("+"):
+        return f"{digits[-10:-7]}-{digits[-7:-4]}-{digits[-4:]}"
+    international = written.startswith("+") and len(digits) >= 8 or len(digits) >= 11
+    return "+" + digits if international and len(digits) <= 15 and not digits.startswith(("0", "1")) else None
 
 
 def e164(text: str, **_) -> str | None:
@@ -86,15 +99,8 @@ def e164(text: str, **_) -> str | None:
     >>> e164("555-0142"), e164("+0 555 0142")
     (None, None)
     """
-    written = text.strip()
-    national = phone(written)
-    if national and not (written.startswith("+") and not written[1:].lstrip().startswith("1")):
-        return "+1" + national.replace("-", "")
-    digits = re.sub(r"\D", "", written)
-    international = written.startswith("+") and len(digits) >= 8 or len(digits) >= 11
-    if international and len(digits) <= 15 and not digits.startswith("0"):
-        return "+" + digits
-    return None
+    read = phone(text)
+    return read if read is None or read.startswith("+") else "+1" + read.replace("-", "")
 
 
 def choice(text: str, values: list[str], synonyms: dict[str, list[str]] | None = None, **_) -> str | None:

@@ -158,6 +158,21 @@ def test_words_that_ask_for_a_change_take_the_operation_that_makes_it(songs):
     assert retriever._the_verb_says(shown, retriever.rank).goal == "get_song"  # no change asked: kept
 
 
+def test_the_one_number_after_a_things_noun_is_the_calls_id_and_a_number_after_a_function_word_is_not(songs):
+    """The slot head learned SGD's slots, which hold no identifiers: "pull up track 48213" gives the only
+    identifier of the call, whatever word names the thing; "for 4" says something else."""
+    from datetime import date
+
+    from pipeline.llm.grammar import value_candidates
+
+    pack, _ = songs
+
+    def offered(words):
+        return value_candidates(pack, words, date(2026, 5, 4), arguments={"song_id"}).get("song_id")
+    assert offered("pull up track 48213") == ["48213"]
+    assert not offered("pull up the one for 4")
+
+
 def test_a_verb_of_a_change_whose_object_is_a_field_takes_the_call_that_changes_it(songs):
     """"drop", "move", "raise" name no kind of call; their object does: a field of the thing (its title)
     is changed by the operation that takes it, not the one that removes the thing."""
@@ -1177,3 +1192,46 @@ def test_a_list_one_of_whose_own_values_the_words_give_picks_the_thing(tmp_path)
         grammar = ir_grammar(pack, words, date(2026, 5, 4), ["remove_song", "songs_by_mood"], fixed=True,
                              sources=[words, words], contexts=["", ""], lookups={"songs_by_mood": "remove_song"})
         assert '_mood(g2, "' in grammar and "loud" in grammar
+
+
+def test_a_list_that_takes_words_to_find_by_is_the_search_a_search_verb_asks_for(tmp_path):
+    """`GET /products?query=` lists products found by free words: it is the products' search, its `query` the
+    words it looks for (optional or not; a filter beside it is no such words), the lookup that finds a
+    product's id by what the words call it, and the call "find the product X" asks for, where a read of one
+    product would ask for an id the user does not have. With an id written, the read stands."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    product = _obj(id="integer", name="string")
+    spec = {"openapi": "3.0.3", "info": {"title": "Shop"}, "paths": {
+        "/products": {"get": {"operationId": "listProducts", "summary": "List products",
+                              "parameters": [{"name": "query", "in": "query", "schema": {"type": "string"}},
+                                             {"name": "country", "in": "query", "schema": {"type": "string"}}],
+                              "responses": _answer(_obj(data={"type": "array", "items": product}))}},
+        "/products/{product_id}": {
+            "get": {"operationId": "getProduct", "summary": "Retrieve a product",
+                    "parameters": [_int_in_path("product_id")], "responses": _answer(product)},
+            "delete": {"operationId": "deleteProduct", "summary": "Delete a product",
+                       "parameters": [_int_in_path("product_id")], "responses": {"204": {"description": "gone"}}}},
+        "/tags": {"get": {"operationId": "listTags", "summary": "List tags",
+                          "responses": _answer({"type": "array", "items": _obj(id="integer", label="string")})}}}}
+    with using_packs_root(_imported(tmp_path, spec, "shop")):
+        pack = load_pack("shop")
+        assert pack.spec.apis["list_products"].rest.action == "search"
+        assert pack.spec.apis["list_tags"].rest.action == "list"  # nothing to find its things by
+        assert (pack.spec.arguments["query"].normalizer, pack.spec.arguments["country"].normalizer) == \
+            ("search_text", "title_text")
+        assert lookup_goals(pack, ["delete_product"]) == {"list_products": "delete_product"}
+        named = _planned(pack, '_goal(g1, delete_product).\n_goal(g2, list_products).\n_query(g2, "Blue Lamp").\n',
+                         ["list_products"])
+        assert [c.api for c in named.calls] == ["list_products", "delete_product"]
+        # nothing to find it by: the first product listed would be a guess, so the id is asked for
+        unnamed = _planned(pack, "_goal(g1, delete_product).\n_goal(g2, list_products).\n", ["list_products"])
+        assert [c.api for c in unnamed.calls] == ["delete_product"]
+        assert unnamed.calls[0].args["product_id"].get_info == "product_id"
+        retriever = get_retriever(pack)
+        found = ScoredGoal("get_product", 0.5, "find the product Website maintenance")
+        assert retriever._the_verb_says(found, retriever.rank).goal == "list_products"
+        listed = ScoredGoal("get_product", 0.5, "list every product we have")
+        assert retriever._the_verb_says(listed, retriever.rank).goal == "list_products"
+        for words in ("find product 48213", "show me the product Website maintenance"):
+            assert retriever._the_verb_says(ScoredGoal("get_product", 0.5, words), retriever.rank).goal == "get_product"

@@ -97,6 +97,24 @@ def test_an_email_is_kept_whatever_the_slot_head_thinks_and_more_of_a_name_said_
     assert offered.get("last_name") and not offered.get("first_name")
 
 
+def test_a_whole_name_gives_each_argument_named_after_a_part_of_one_that_part(club):
+    """first_name and last_name are a person's names by their own names: "Maria Lopez" gives each its part,
+    neither the whole; a lone name labelled as a part is that part only."""
+    assert {club.spec.arguments[a].normalizer for a in ("first_name", "last_name")} == {"person_name"}
+    offered = _offered(club, "add Maria Lopez to the club, maria@example.org", ["add_member"])
+    assert (offered.get("first_name"), offered.get("last_name")) == (["Maria"], ["Lopez"])
+    labelled = _offered(club, "add maria@example.org to the club, last name Ruiz", ["add_member"])
+    assert labelled.get("last_name") == ["Ruiz"] and not labelled.get("first_name")
+
+
+def test_a_phone_number_with_its_country_code_is_read_whole_and_kept(tmp_path):
+    body = _body(["phone"], phone={"type": "string", "description": "The member's phone number"})
+    with _club_with(tmp_path, "/members/{handle}/phone", "put", "setPhone", "Set a member's phone", body) as pack:
+        assert pack.spec.arguments["phone"].normalizer == "phone"
+        offered = _offered(pack, "set the phone of member ann-7 to +372 5551 2345", ["set_phone"])
+        assert "+37255512345" in offered["phone"]  # the slot head, which learned SGD's numbers, would drop it
+
+
 def test_the_words_a_thing_is_renamed_to_are_its_new_name(club):
     from pipeline.run import run_pipeline
 

@@ -102,3 +102,50 @@ def test_a_pet_found_by_its_status_is_read_back_by_its_id_before_it_is_deleted(s
     reply = engine.reply(state, "yes")
     assert reply.kind == "done", reply
     assert store.requests()[1:] == [("DELETE", f"/pet/{found.output}")] and store.violations() == []
+
+
+SHOP = {
+    "openapi": "3.0.3", "info": {"title": "Shop", "version": "1"},
+    "paths": {
+        "/products": {"get": {
+            "operationId": "listProducts", "summary": "List products, found by words in their name",
+            "parameters": [{"name": "query", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "the products found", "content": {"application/json": {
+                "schema": {"type": "object", "properties": {"data": {"type": "array", "items": {
+                    "type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}}}},
+                "example": {"data": [{"id": 12, "name": "Blue Lamp"}, {"id": 40, "name": "Blue Desk Lamp"}]}}}}}}},
+        "/products/{product_id}": {"delete": {
+            "operationId": "deleteProduct", "summary": "Delete a product",
+            "parameters": [{"name": "product_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "responses": {"204": {"description": "deleted"}}}},
+    },
+}
+
+
+def test_several_things_found_for_a_change_are_shown_and_the_one_chosen_is_acted_on(tmp_path):
+    """The search that finds the product to delete finds two: the agent lists them and asks which (nothing
+    is deleted on the first found unasked); "the second one" picks it, the read-back names its id, and the
+    delete is sent that id. Over real HTTP, against a Prism mock of the spec, which answers with its example."""
+    import json
+
+    prism_or_skip()
+    spec = tmp_path / "shop.json"
+    spec.write_text(json.dumps(SHOP), encoding="utf-8")
+    root = tmp_path / "packs"
+    server = PrismMock(spec, tmp_path / "shop.log")
+    try:
+        import_openapi(spec, root, base_url=server.url)
+        with using_packs_root(root):
+            engine = SessionEngine("hf", executor="http")
+            state = engine.open("shop", "2026-05-04")
+            reply = engine.reply(state, "delete the product Blue Lamp")
+            assert reply.kind == "ask" and reply.slot == "product_id", reply
+            assert "1) Blue Lamp (id 12)" in reply.text and "2) Blue Desk Lamp (id 40)" in reply.text
+            assert server.requests() == [("GET", "/products")]  # the search only: nothing deleted yet
+            reply = engine.reply(state, "the second one")
+            assert reply.kind == "confirm" and "the product id 40" in reply.text, reply
+            reply = engine.reply(state, "yes")
+            assert reply.kind == "done", reply
+            assert server.requests()[1:] == [("DELETE", "/products/40")] and server.violations() == []
+    finally:
+        server.close()
