@@ -350,7 +350,7 @@ _CAPITALISED_RUN = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
 _JOINED_TITLE = re.compile(  # "Salt and Pepper", "Hounds and the Hare": one name (lexicon/title_joins.yaml)
     _CAPITALISED_RUN + r"\s+(?:" + "|".join(re.escape(w) for w in sorted(word_list("title_joins"))) + r")\s+"
     r"(?:(?i:" + "|".join(sorted(word_list("title_joins", "articles"))) + r")\s+)?"
-    r"(?!I\b)" + _CAPITALISED_RUN)  # "... and I need": the speaker, no part of a name
+    r"(?!I\b)" + _CAPITALISED_RUN)  # "Blue Moon and I want ...": "I" is the speaker, no part of a name
 _SHORT_YEAR = re.compile(r"(?<!\w)['’](\d{2})(?![\w'’])")
 
 
