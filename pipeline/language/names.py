@@ -26,11 +26,18 @@ LONE_NAME_ZIPF = 4.0  # a single word opening a sentence is a name only if rarer
 
 # A label or a title before a lone name says which part of a name it is ("last name Shah", "Mr. Chen").
 _PARTS = word_lists("name_parts")
-_PART_NAMED = r"\b(" + "|".join(re.escape(label).replace(r"\ ", " ?") for part in ("given", "family")
-                               for label in sorted(_PARTS[part], key=len, reverse=True)) + ")"  # the group: which
+_GIVEN_LABELS = {label.replace(" ", "") for label in _PARTS["given"]}  # "firstname" and "first name" alike
+
+
+def _labels(labels) -> str:
+    """The labels as alternatives of a pattern, the longest first, a space in one optional ("last ?name")."""
+    return "|".join(re.escape(label).replace(r"\ ", " ?") for label in sorted(labels, key=len, reverse=True))
+
+
+_PART_NAMED = r"\b(" + _labels(_PARTS["given"]) + "|" + _labels(_PARTS["family"]) + ")"  # the group: which part
 _LABEL_TAIL = r"\s*(?:is\s+|[:=]\s*)?"  # "last name Shah", "surname is Shah", "surname: Shah"
-_FAMILY_LABEL = re.compile(r"\b(?:" + "|".join(re.escape(label).replace(r"\ ", " ?") for label in _PARTS["family"])
-                           + r"|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?" + _LABEL_TAIL + "$", re.IGNORECASE)
+_FAMILY_LABEL = re.compile(r"\b(?:" + _labels(_PARTS["family"]) + r"|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?"
+                           + _LABEL_TAIL + "$", re.IGNORECASE)
 PART_LABEL = re.compile(_PART_NAMED + _LABEL_TAIL + "$", re.IGNORECASE)
 _LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no preposition or article
                             + r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
@@ -43,7 +50,7 @@ def labelled_parts(text: str) -> set[int]:
 
 def _part_labelled(label: str) -> int:
     """0 for a label of the given name ("first name", "firstname"), 1 for one of the family name."""
-    return 0 if label.lower().replace(" ", "") in {g.replace(" ", "") for g in _PARTS["given"]} else 1
+    return 0 if label.lower().replace(" ", "") in _GIVEN_LABELS else 1
 
 
 def name_part_of(argument: str) -> int | None:
@@ -73,18 +80,24 @@ def lone_name_part(text: str, start: int, end: int) -> int:
     return 1 if titled or _FAMILY_LABEL.search(text[:start]) else 0
 
 
+def _full_name_part(pack, argument: str) -> int | None:
+    """The part of a whole name a full-name predicate of the pack gives the argument as, if one gives it."""
+    for extra in pack.spec.ir_extra.values():
+        if extra.normalizer == "full_name" and argument in extra.gives:
+            return extra.gives.index(argument)
+    return None
+
+
 def given_by_full_name(pack, argument: str) -> bool:
     """Whether a full-name predicate of the pack gives the argument (it splits a whole name itself)."""
-    return any(extra.normalizer == "full_name" and argument in extra.gives for extra in pack.spec.ir_extra.values())
+    return _full_name_part(pack, argument) is not None
 
 
 def name_part(pack, argument: str) -> int | None:
     """The part of a whole name (0 given, 1 family) an argument is: the one a full-name predicate gives it
     as, else the one its own name says (`name_part_of`)."""
-    for extra in pack.spec.ir_extra.values():
-        if extra.normalizer == "full_name" and argument in extra.gives:
-            return extra.gives.index(argument)
-    return name_part_of(argument)
+    part = _full_name_part(pack, argument)
+    return part if part is not None else name_part_of(argument)
 
 
 def written_as_name(value: str) -> bool:

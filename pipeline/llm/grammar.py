@@ -247,14 +247,17 @@ def _reads(pack: Pack, goal: str, lookup: bool, words: str = "") -> list[str]:
             or words and value_said(pack, a, words)]
 
 
+def _naming(values: list[str], text: str) -> list[str]:
+    """Of a search's words, those that name a thing: a name, an address, a number, words in quotes."""
+    return [v for v in values
+            if written_as_a_name(v) or "@" in v or any(f"{a}{v}{b}" in text for a, b in ('""', "“”"))]
+
+
 def _named_words_only(pack: Pack, candidates: dict[str, list[str]], text: str) -> dict[str, list[str]]:
-    """A lookup's search words are what the request calls the thing (a name, an address, a number, words in
-    quotes), never a phrase in lower case, which only a search asked for itself looks for ("boards about
-    sprint planning"): "remove one of our webhooks" names no webhook to search for ("remove" is none), so
-    its id is asked."""
-    def named(value: str) -> bool:
-        return written_as_a_name(value) or "@" in value or any(f"{a}{value}{b}" in text for a, b in ('""', "“”"))
-    return {name: [v for v in values if named(v)] if pack.normalizers.get(name) == "search_text" else values
+    """A lookup's search words are what the request calls the thing (`_naming`), never a phrase in lower
+    case, which only a search asked for itself looks for ("boards about sprint planning"): "remove one of
+    our webhooks" names no webhook to search for ("remove" is none), so its id is asked."""
+    return {name: _naming(values, text) if pack.normalizers.get(name) == "search_text" else values
             for name, values in candidates.items()}
 
 
@@ -330,7 +333,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                 named = _named_words_only(pack, by_position[i], query)
                 if len([g for g in goals if g not in lookups]) == 1:  # one thing asked: a name the request
                     # writes elsewhere ("I'm watching the show X, any recommendations?") is what is looked up
-                    named = {name: values or _named_words_only(pack, {name: whole.get(name, [])}, query)[name]
+                    named = {name: values or _naming(whole.get(name, []), query)
                              if pack.normalizers.get(name) == "search_text" else values for name, values in named.items()}
                 by_position[i] = {**named, **kinds[goal]}
     count = len(goals) if fixed else min(max_goals, len(goals))
