@@ -155,8 +155,9 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
         return "identifier", {}  # kept as written: a uuid whole, "#1183" as 1183; a name is no id
     if field.kind == "integer":
         return "integer", {}
-    if field.kind == "number":
-        return "amount", {}
+    if field.kind == "number":  # money rounds to cents; any other number (a latitude, a weight) is kept as written
+        money = infer_normalizer(SgdSlot(name=name, description=field.description)) == "amount"
+        return ("amount" if money else "decimal"), {}
     if _web_address(field, name):
         return "url", {}
     if field.kind == "string" and digits_only(field.pattern):

@@ -41,10 +41,12 @@ answering a page of each), are that resource's.
 
 A list's picks are the words of its path after its resource that name no resource and no action: which of
 the resource's things it lists (`/movie/top_rated` -> top, rated; `/movie/now_playing` -> now, playing;
-`/me/playlists` -> none: a list of all of them).
+`/me/playlists` -> none: a list of all of them; `/event/list` -> none: its word says only that it lists).
 
 >>> picks(ops[2], nouns), picks(Operation(key="g", method="GET", path="/movie/now_playing"), nouns), picks(ops[3], nouns)
 (['top', 'rated'], ['now', 'playing'], [])
+>>> picks(Operation(key="l", method="GET", path="/event/list"), {"event"})
+[]
 """
 
 from __future__ import annotations
@@ -284,6 +286,7 @@ def picks(operation: Operation, nouns: set[str]) -> list[str]:
     last_noun = max((i for i, (s, param) in enumerate(parts) if not param and s in nouns), default=-1)
     if last_noun < 0:  # no resource in the path (`/me/player/recently-played`): its last word part says which
         last_noun = max((i for i, (_, param) in enumerate(parts) if not param), default=0) - 1
-    actions = set().union(*(word_list("operation_words", a) for a in ("search", "create", "update", "delete")))
+    actions = set().union(*(word_list("operation_words", a) for a in ("search", "create", "update", "delete", "list",
+                                                                       "read")))  # `/event/list` lists them all
     words = [w for s, param in parts[last_noun + 1:] if not param for w in s.split("_")]
     return [] if any(w in nouns or w in actions for w in words) else words

@@ -238,7 +238,8 @@ _NAME_RUN = r"[A-Z][\w'’&-]*(?:\s+[A-Z][\w'’&-]*)*"  # capitalised words in 
 def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
     """A proper name of a thing ("Bella Notte", "my landlord Tom Berg"): whole phrases, and the capitalised
     run inside one ("Tom Berg"); capitalised runs joined by "and" ("Salt and Pepper", `_JOINED_TITLE`)
-    whole, not their parts; an address or a name with a number in it, whole."""
+    whole, not their parts, and so a name written in quotes ("Scaling Postgres at the Edge"); an address or
+    a name with a number in it, whole."""
     found, text, pack = Readings(name, scene.text), scene.text, scene.pack
     whole = [w for w in TOKEN.findall(text) if w.lower() not in FUNCTION_WORDS]
     for a, b in maximal(phrases(pack, text, scene.spans, scene.claimed)):
@@ -253,6 +254,7 @@ def _title_text_spans(scene: Scene, name: str, spec) -> Readings:
         for run in re.finditer(_NAME_RUN, text[a:b]):
             found.add((a + run.start(), a + run.end()))
     joined = [run.span() for run in _JOINED_TITLE.finditer(text)]
+    joined += [quoted_span(q) for q in QUOTED.finditer(text)]  # a name in quotes is written whole, however it runs
     for a, b in joined:  # one name: its parts are none
         found.items = [r for r in found.items if not (a <= r.start and r.end <= b)]
         found.add((a, b))
@@ -346,6 +348,13 @@ def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span
     return smallest([sp for sp in pool if values[sp] is not None], values), values
 
 
+QUOTED = re.compile(r'"([^"\n]{2,80})"|“([^”\n]{2,80})”')
+
+
+def quoted_span(match: re.Match) -> tuple[int, int]:
+    return match.span(1) if match.group(1) is not None else match.span(2)
+
+
 _CAPITALISED_RUN = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
 _JOINED_TITLE = re.compile(  # "Salt and Pepper", "Hounds and the Hare": one name (lexicon/title_joins.yaml)
     _CAPITALISED_RUN + r"\s+(?:" + "|".join(re.escape(w) for w in sorted(word_list("title_joins"))) + r")\s+"
@@ -397,6 +406,15 @@ def _amount_spans(scene: Scene, name: str, spec) -> Readings:
     found = Readings(name, scene.text)
     for sp in maximal([sp for sp in scene.amounts if not overlaps(sp, scene.readable_periods)]):
         found.add(sp, format_amount(parse_amount(scene.words(sp), whole=True)))
+    return found
+
+
+def _decimal_spans(scene: Scene, name: str, spec) -> Readings:
+    """Each number written on its own, its sign with it ("-73.9857"), outside days and times."""
+    found = Readings(name, scene.text)
+    for number in re.finditer(r"(?<![\w.,/:-])[-+−]?\d+(?:\.\d+)?(?![\w/:]|[.,]\d)", scene.text):
+        if not overlaps(number.span(), scene.timely + scene.times + scene.web_addresses):
+            found.add(number.span(), NORMALIZERS["decimal"](number.group()))
     return found
 
 
@@ -508,6 +526,7 @@ READERS: dict[str, Reader] = {
     "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False,
                         moment=True),
     "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True),
+    "decimal": Reader(_decimal_spans, _whole_normalised, "amount", forced=True),
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),
     "digits": Reader(_digits_spans, _whole_normalised, "digits"),

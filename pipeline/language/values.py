@@ -26,7 +26,7 @@ from pipeline.language.mentions import one_argument_per_mention
 from pipeline.language.names import given_by_full_name, name_part_of
 from pipeline.language.openings import opening
 from pipeline.language.phrases import addressed
-from pipeline.language.readers import READERS, reader
+from pipeline.language.readers import QUOTED, READERS, quoted_span, reader
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, NAME_LABELS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
@@ -83,8 +83,11 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
         return False
     before = ["", *re.findall(r"[a-z0-9]+", prefix.lower())]
 
-    def names_what_follows(i: int) -> bool:  # "4 bedrooms 2": that word names the 4, not the 2
-        return before[i] in name and not before[i - 1].isdigit()
+    # "4 bedrooms 2": that word names the 4, not the 2; a number with decimals counts nothing ("lat 45.47 lon -73.98")
+    counted = not re.search(r"\d\.\d+\s+[a-z]+$", prefix.lower())
+
+    def names_what_follows(i: int) -> bool:
+        return before[i] in name and not (before[i - 1].isdigit() and (counted or i != -1))
 
     if len(before) > 1 and names_what_follows(-1):
         return True
@@ -336,6 +339,29 @@ def _the_span_heads_bounds(readings: dict[str, Readings], proposed: list[tuple[i
         for r in found.kept:
             if r.span not in kept and any(a <= r.start and r.end <= b for a, b in kept):
                 found.drop(r, "part of a value the span head reads")
+
+
+def _the_quotes_bounds(pack, text: str, readings: dict[str, Readings]) -> None:
+    """A name written in quotes ('a talk titled "Rust for Embedded Folks"') is one value, bounded by its
+    quotes: free text's readings of a part of it, or of it with words outside, are dropped.
+
+    >>> from types import SimpleNamespace as Ns
+    >>> text = 'a talk titled "Rust for Embedded Folks"'
+    >>> found = Readings("title", text)
+    >>> for span in ((15, 38), (14, 19), (25, 38)): found.add(span)
+    >>> _the_quotes_bounds(Ns(normalizers={"title": "title_text"}), text, {"title": found})
+    >>> [r.text for r in found.kept]
+    ['Rust for Embedded Folks']
+    """
+    quoted = [quoted_span(q) for q in QUOTED.finditer(text)]
+    if not quoted:
+        return
+    for name, found in readings.items():
+        if pack.normalizers.get(name) not in FREE_TEXT:
+            continue
+        for r in found.kept:
+            if any(r.span != (a, b) and r.start < b + 1 and a - 1 < r.end for a, b in quoted):
+                found.drop(r, "words across a name written in quotes")
 
 
 def _counts_the_span_head_sees(pack, text: str, readings: dict[str, Readings], proposals: list) -> None:
@@ -629,11 +655,14 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     else:
         _not_the_old_name(pack, text, readings)
     _without_its_own_noun(pack, text, readings)
+    _the_quotes_bounds(pack, text, readings)
     threshold = linker.value_threshold
-    lone = _the_lone_identifier(pack, text, readings)
+    lone = _the_lone_identifier(pack, text, readings, named_by)
     for name, found in readings.items():
         judged = reader(pack.normalizers[name]).judged if name in pack.spec.arguments else lambda words: True
-        if name == lone:  # the one number after a thing's noun, which nothing else reads: that thing's id
+        if name == lone and pack.normalizers[name] in FREE_TEXT:  # a path's identifier: its code, not other words
+            judged = lambda words: not re.fullmatch(r"[\w./-]*\d[\w./-]*", words.strip())  # noqa: E731
+        elif name == lone:  # the one number after a thing's noun, which nothing else reads: that thing's id
             judged = lambda words: False  # noqa: E731
         if name in unjudged:  # the words a lookup needs: the name the request calls the thing it finds by
             judged = lambda words: False  # noqa: E731
@@ -699,13 +728,30 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
     return readings
 
 
-def _the_lone_identifier(pack, text: str, readings: dict[str, Readings]) -> str | None:
+def _the_lone_identifier(pack, text: str, readings: dict[str, Readings],
+                         named_by: dict[str, frozenset[str]] | None = None) -> str | None:
     """The identifier argument of the words read whose one reading is a number right after a noun ("pull up
     invoice 48213", "delete time entry 4471"), where no other identifier reads anything and no other
     argument but free text reads those digits: the user gave the id of the thing the call acts on, whatever
     the head, which learned SGD's slots (no identifiers among them), finds of the number. Never a number
-    after a function word ("a table for 4"), which says something else."""
+    after a function word ("a table for 4"), which says something else. An identifier is also what a path
+    finds one thing by (`/reservations/{confirmation_number}`, in the pack or `named_by`), whatever its
+    name, where another call takes it in a body; its value
+    then is one word of letters and digits ("CNF-2026-003190"), which no other free text reads whole,
+    wherever it stands ("check in the party on CNF-2026-003190")."""
+    def code(reading) -> bool:  # written like no word: letters and digits in one
+        return bool(re.fullmatch(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*", reading.text)) and \
+            bool(re.search(r"\d", reading.text)) and bool(re.search(r"[A-Za-z]", reading.text))
     ids = [name for name, found in readings.items() if found.items and pack.normalizers.get(name) == "identifier"]
+    if not ids:  # a path's identifier of free text: its one reading written as a code
+        in_paths = set(named_by or {}) | _path_identifiers_of(pack)
+        ids = [name for name, found in readings.items() if name in in_paths and
+               pack.normalizers.get(name) in FREE_TEXT and sum(code(r) for r in found.items) == 1]
+        if len(ids) == 1:
+            reading = next(r for r in readings[ids[0]].items if code(r))
+            taken = [n for n, found in readings.items() if n != ids[0] and any(r.span == reading.span for r in found.items)
+                     and pack.normalizers.get(n) not in FREE_TEXT]
+            return None if taken else ids[0]
     if len(ids) != 1 or len(readings[ids[0]].items) != 1:
         return None
     reading = readings[ids[0]].items[0]
@@ -715,6 +761,14 @@ def _the_lone_identifier(pack, text: str, readings: dict[str, Readings]) -> str 
     others = [r for name, found in readings.items() if name != ids[0] and pack.normalizers.get(name) not in FREE_TEXT
               for r in found.items if r.start < reading.end and reading.start < r.end]
     return None if others else ids[0]
+
+
+def _path_identifiers_of(pack) -> set[str]:
+    """The arguments some URL path of the pack finds one thing by (`/reservations/{confirmation_number}`)."""
+    from pipeline.packs.rest import path_identifiers
+
+    return {argument for api in pack.spec.apis.values() if getattr(api, "http", None) is not None
+            for argument in path_identifiers(api.http.path)}
 
 
 def part_of_a_whole_name(pack, text: str, reading) -> bool:

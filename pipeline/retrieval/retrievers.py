@@ -26,7 +26,8 @@ from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, says_its_own, 
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
-from pipeline.packs.rest import identified, last_noun, singular, snake_words, words_after_the_identifier
+from pipeline.packs.rest import (identified, last_noun, path_identifiers, singular, snake_words,
+                                 words_after_the_identifier)
 from pipeline.records import ClauseAnalysis
 from pipeline.retrieval.lookups import current_ones, holders, lookup_goals, preferred
 from pipeline.retrieval.speech_acts import (
@@ -369,8 +370,57 @@ class Retriever:
         (whose things a list of all is not: "the best rated film of Ana Ruiz"), the picks they say, and what a
         chosen list leads to."""
         chosen = self._the_resource_said(self._the_one_named(self._the_verb_says(chosen, rank), rank), words)
+        chosen = self._the_owner_said(chosen, rank)
         chosen = self._the_picks_say(self._the_person_named(chosen, words, rank), words, rank)
         return self._the_speakers_own(self._what_the_list_leads_to(chosen, rank), words, rank)
+
+    def _the_owner_said(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
+        """An operation on things held by another thing (`/groups/{group_id}/contacts/{phone}`,
+        `/contacts/{phone}/groups`) is meant only where the words name that owner or give its identifier;
+        else the operation that does what the words ask (`asked_action`, else the same) to the same resource
+        and needs no owner's identifier: "add a contact ..." makes a contact, it adds none to a group nobody
+        named; "list every group" lists all groups, not one contact's. The first the words rank, else the one
+        such operation there is."""
+        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        rest = api.rest
+        if rest is None or not rest.resource or api.http is None:
+            return chosen
+        owners = self._owners(api)
+        if not owners or resources_named(set(self._resources) | set(owners.values()), chosen.source) & \
+                set(owners.values()):
+            return chosen
+        asked = asked_action(chosen.source)[0] or rest.action
+        if asked in _READS and rest.action in _READS:
+            asked = rest.action  # a read of one stays one, a list a list
+        lists = ("list", "search")
+
+        def does_it(name: str) -> bool:
+            theirs = self._rest(name)
+            return name != chosen.goal and theirs is not None and theirs.resource == rest.resource and \
+                (theirs.action == asked or asked in lists and theirs.action in lists) and \
+                not self._owners(self.pack.spec.apis[self.pack.spec.goals[name].api])
+        ranked = [g.goal for g in rank(chosen.source) if does_it(g.goal)]
+        others = ranked or [name for name in self.pack.spec.goals if does_it(name)]
+        if not ranked and len(others) != 1:
+            return chosen
+        if set(owners) & self._arguments_given(chosen.source):
+            return chosen  # the owner given by its identifier ("the groups of +3725551234")
+        return ScoredGoal(others[0], chosen.score, chosen.source, chosen.context, "no owner named")
+
+    @staticmethod
+    def _takes_its_identifier(api, resource: str) -> bool:
+        """Whether a call takes an identifier of the resource: an argument whose name says it, or one its path
+        puts right after the resource's noun (`/contacts/{phone}`)."""
+        return any(_identifies(a, resource) for a in api.arguments) or \
+            api.http is not None and resource in path_identifiers(api.http.path).values()
+
+    def _owners(self, api) -> dict[str, str]:
+        """The identifier arguments in an operation's path of things other than its own resource, and the
+        resource each identifies (`path_identifiers`)."""
+        if api.http is None or api.rest is None:
+            return {}
+        return {argument: resource for argument, resource in path_identifiers(api.http.path).items()
+                if resource and resource != api.rest.resource and not _identifies(argument, api.rest.resource)}
 
     def _the_part_said(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """A read of a part of one thing (its path goes on past the thing's identifier: `/company/{id}/images`)
@@ -581,20 +631,26 @@ class Retriever:
         for clause in classify(self.clauses(query), self.speech):  # what each clause does; no ranking needed
             if len(goals) >= max_goals or not clause.asks or clause.bare:
                 continue
-            if any(place(g.source) == place(clause.text) for g in goals):
-                continue  # the clause's own words chose a goal
+            own = [g for g in goals if place(g.source) == place(clause.text)]
             before = [g for g in goals if place(g.source) < place(clause.text)]
             earlier = self._rest(before[-1].goal) if before else None
             if earlier is None or not earlier.resource or not (clause.refers_back or _points_at(clause.text, earlier.resource)):
                 continue
-            action = asked_action(clause.text)[0] or "read"
+            if own and (resources_named(self._resources, clause.text) or self._rest(own[0].goal) is None
+                        or self._rest(own[0].goal).resource == earlier.resource):
+                continue  # the clause's own words chose a goal: by a thing they name, or one on that same thing
+            action = asked_action(clause.text)[0]
+            if action is None and not _points_at(clause.text, earlier.resource):
+                continue  # a pronoun with no verb of a call ("i like her stuff"): it asks for nothing
+            action = action or "read"
             follow = next((name for name, goal in self.pack.spec.goals.items()
                            if name not in {g.goal for g in goals} and (rest := self._rest(name)) is not None
                            and rest.action == action and rest.resource == earlier.resource
-                           and any(_identifies(a, earlier.resource) for a in self.pack.spec.apis[goal.api].arguments)),
+                           and self._takes_its_identifier(self.pack.spec.apis[goal.api], earlier.resource)),
                           None)
-            if follow is not None:
-                goals = [*goals, ScoredGoal(follow, 0.0, clause.text, chosen_by=f"points back ({action})")]
+            if follow is not None:  # a pronoun's call ("delete it") was ranked by its verb alone: the thing is before
+                goals = [*[g for g in goals if g not in own], ScoredGoal(follow, 0.0, clause.text,
+                                                                         chosen_by=f"points back ({action})")]
         return goals
 
     def _the_verb_says(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
@@ -628,16 +684,20 @@ class Retriever:
         """A read of one thing by its identifier (`/products/{id}`) chosen for words that open with a verb of
         searching (`operation_words` search: "find the product Website maintenance") or of listing
         ("list every group") and write no digit (no identifier) asks for the search of that resource (for
-        listing, its list too), the first the words rank that needs no other thing's id (not the groups of
+        listing, or where the API has no search of it, its list too), the first the words rank that needs no other thing's id (not the groups of
         one contact): the thing is found by what the words call it, or all are shown, not one asked for by
         an id the user does not have."""
         rest, api = self._rest(chosen.goal), self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
-        opening = (opening_word(chosen.source)[0] or "").lower()
-        wanted = ("search",) if opening in _VERB_FORMS["search"] else ("list", "search") \
-            if opening in _VERB_FORMS["list"] else ()
+        first, after = opening_word(chosen.source)
+        opening, phrasal = (first or "").lower(), f"{first} {after}".lower()  # "look up": a phrasal verb
+        wanted = ("search",) if opening in _VERB_FORMS["search"] or phrasal in _VERB_FORMS["search"] \
+            else ("list", "search") if opening in _VERB_FORMS["list"] else ()
         if rest.action != "read" or api.http is None or not api.http.path.rstrip("/").endswith("}") \
                 or not wanted or re.search(r"\d", chosen.source):
             return chosen
+        if wanted == ("search",) and not any((theirs := self._rest(name)) is not None and theirs.action == "search"
+                                             and theirs.resource == rest.resource for name in self.pack.spec.goals):
+            wanted = ("list",)  # no search of it: the list of them holds the one the words name
         for other in rank(chosen.source):
             theirs, found = self._rest(other.goal), self.pack.spec.apis[self.pack.spec.goals[other.goal].api]
             if theirs is not None and theirs.resource == rest.resource and theirs.action in wanted and not any(
@@ -1316,6 +1376,10 @@ def as_written(query: str, source: str) -> str:
     'Book it and then call Ann?'
     >>> as_written("Find a bus. Also a cab. And a ferry", "Find a bus, And a ferry")  # a clause between
     'Find a bus, And a ferry'
+    >>> as_written('add a talk titled "Rust for Embedded Folks"', 'add a talk titled "Rust for Embedded Folks')
+    'add a talk titled "Rust for Embedded Folks"'
+    >>> as_written('add "Jo" and Ann', 'and Ann'), as_written('say "hi" and Ann"', 'say "hi')
+    ('and Ann', 'say "hi"')
     """
     words = list(re.finditer(r"\w+", source))
     if not words:
@@ -1324,8 +1388,13 @@ def as_written(query: str, source: str) -> str:
     for before, word in zip(words, words[1:]):
         cut = "," in source[before.end():word.start()]
         pattern += (_BETWEEN_CLAUSES if cut else r"\W+") + re.escape(word.group())
-    found = re.search(r"(?<!\w)" + pattern + r"(?!\w)[.?!]*", query)
-    return found.group() if found else source
+    found = re.search(r"(?<!\w)" + pattern + r"(?!\w)[\"”]?[.?!]*", query)
+    if found is None:
+        return source
+    text = found.group()  # a closing quote ends the words only where they hold its opening one
+    if text.rstrip(".?!")[-1:] in '"”' and text.count('"') % 2 + text.count("”") - text.count("“") == 1:
+        text = text[:len(text.rstrip(".?!")) - 1] + text[len(text.rstrip(".?!")):]
+    return text
 
 
 def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
@@ -1356,6 +1425,7 @@ def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
 
 
 _POINTING, _POSSESSORS = word_list("pointing_words", "before_a_noun"), word_list("pointing_words", "possessors")
+_ANY_THING = word_list("pointing_words", "any_thing")
 
 
 # How close (cosine, the packaged MiniLM) a word of a request must be to a word of a part's name to say it.
@@ -1385,12 +1455,14 @@ def _points_at(words: str, resource: str) -> bool:
 
     >>> _points_at("then show me its total", "invoice"), _points_at("pull up the invoice", "invoice")
     (True, True)
+    >>> _points_at("and then show me the record", "invoice")
+    True
     >>> _points_at("pull up an invoice", "invoice"), _points_at("show the notes", "invoice")
     (False, False)
     """
     tokens = re.findall(r"[a-z]+", words.lower())
     return bool(_POSSESSORS & set(tokens)) or \
-        any(a in _POINTING and resources_named({resource}, b) for a, b in zip(tokens, tokens[1:]))
+        any(a in _POINTING and (b in _ANY_THING or resources_named({resource}, b)) for a, b in zip(tokens, tokens[1:]))
 
 
 def _identifies(argument: str, resource: str) -> bool:

@@ -14,6 +14,7 @@ MAX_MESSAGES = 30     # user messages in a session before a handoff
 # What a value of a normaliser looks like, for a question asked again when the pack gives no examples.
 VALUE_FORMS = {"integer": "a number, such as 4", "time": "a time, such as 7:30 pm", "date": "a day, such as June 12",
                "future_date": "a day, such as next Friday or June 12", "amount": "an amount, such as 250",
+               "decimal": "a number, such as 45.47",
                "date_time": "a day and a time, such as June 12 at 3 pm",
                "phone": "a phone number, such as 415-555-0123", "email": "an email address",
                "e164": "a phone number with its country code, such as +14155550123",

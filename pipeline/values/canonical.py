@@ -37,7 +37,7 @@ def canonical(normalizer: str, value: str) -> str:
         read = NORMALIZERS[normalizer](text)
         if read is not None:
             return read
-    if normalizer in ("amount", "integer"):
+    if normalizer in ("amount", "decimal", "integer"):
         number = parse_amount(text)
         if number is None:
             try:

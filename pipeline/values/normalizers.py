@@ -29,6 +29,20 @@ def amount(text: str, **_) -> str | None:
     return format_amount(value) if value is not None and value > 0 else None
 
 
+_DECIMAL = re.compile(r"[-+−]?\d+(?:\.\d+)?")
+
+
+def decimal(text: str, **_) -> str | None:
+    """A number that is no money (a latitude, a weight, a rating): as written, its sign and every decimal
+    kept; a money amount rounds to cents and is never below zero, which would move a point on a map.
+
+    >>> decimal("45.4702"), decimal(" -73.98561 "), decimal("lat 45.47"), decimal("12 kg")
+    ('45.4702', '-73.98561', None, None)
+    """
+    text = text.strip().strip(",;:")
+    return text.replace("−", "-").lstrip("+") if _DECIMAL.fullmatch(text) else None
+
+
 def lowercase_text(text: str, **_) -> str | None:
     text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"'").lower()
     text = re.sub(r"^(?:for|of|the|a|an)\s+", "", text).strip()
@@ -363,6 +377,7 @@ def search_text(text: str, **_) -> str | None:
 
 NORMALIZERS: dict[str, Callable[..., str | None]] = {
     "amount": amount,
+    "decimal": decimal,
     "lowercase_text": lowercase_text,
     "person_name": person_name,
     "email": email,

@@ -1235,3 +1235,52 @@ def test_a_list_that_takes_words_to_find_by_is_the_search_a_search_verb_asks_for
         assert retriever._the_verb_says(listed, retriever.rank).goal == "list_products"
         for words in ("find product 48213", "show me the product Website maintenance"):
             assert retriever._the_verb_says(ScoredGoal("get_product", 0.5, words), retriever.rank).goal == "get_product"
+
+
+GROUP = _obj(id="integer", name="string")
+PHONE = {"name": "phone", "in": "path", "required": True, "schema": {"type": "string"}}
+PHONEBOOK = {"openapi": "3.0.3", "info": {"title": "Phonebook"}, "paths": {
+    "/contacts": {"post": {"operationId": "createContact", "summary": "Create a contact",
+                           "requestBody": {"content": {"application/json": {"schema": {
+                               "type": "object", "required": ["phone"],
+                               "properties": {"phone": {"type": "string"}, "name": {"type": "string"}}}}}},
+                           "responses": _answer(_obj(phone="string", name="string"))}},
+    "/contacts/{phone}": {"get": {"operationId": "fetchContact", "summary": "Fetch a contact",
+                                  "parameters": [PHONE], "responses": _answer(_obj(phone="string"))},
+                          "delete": {"operationId": "deleteContact", "summary": "Delete it from the phonebook",
+                                     "parameters": [PHONE], "responses": {"204": {"description": "gone"}}}},
+    "/contacts/{phone}/groups": {"get": {"operationId": "fetchContactGroups", "summary": "Groups of a contact",
+                                         "parameters": [PHONE],
+                                         "responses": _answer(_obj(groups={"type": "array", "items": GROUP}))}},
+    "/groups": {"get": {"operationId": "fetchGroups", "summary": "Fetch groups",
+                        "responses": _answer(_obj(groups={"type": "array", "items": GROUP}))}},
+    "/groups/{group_id}": {
+        "get": {"operationId": "fetchGroup", "summary": "Fetch a group", "parameters": [_int_in_path("group_id")],
+                "responses": _answer(GROUP)},
+        "delete": {"operationId": "deleteGroup", "summary": "Delete a group",
+                   "parameters": [_int_in_path("group_id")], "responses": {"204": {"description": "gone"}}}},
+    "/groups/{group_id}/contacts/{phone}": {"post": {
+        "operationId": "addContactToGroup", "summary": "Add a contact to a group",
+        "parameters": [_int_in_path("group_id"), PHONE], "responses": {"204": {"description": "added"}}}},
+}}
+
+
+def test_an_operation_on_things_another_holds_needs_that_other_named(tmp_path):
+    """`/groups/{group_id}/contacts/{phone}` adds a contact to a group: meant where the words name the group,
+    not for "add a contact ..." (that makes one); `/contacts/{phone}/groups` lists one contact's groups, not
+    every group. A pronoun's clause acts on the thing the clause before it found ("find the group called
+    Friends and delete it"), which a list finds where the API has no search of it."""
+    from pipeline.retrieval.retrievers import ScoredGoal, get_retriever
+
+    with using_packs_root(_imported(tmp_path, PHONEBOOK, "phonebook")):
+        retriever = get_retriever(load_pack("phonebook"))
+        rank = retriever.rank
+
+        def owner(goal, words):
+            return retriever._the_owner_said(ScoredGoal(goal, 0.5, words), rank)
+        assert owner("add_contact_to_group", "add a contact named Ann Lee, +37255512345").goal == "create_contact"
+        assert owner("add_contact_to_group", "add +37255512345 to the Friends group").goal == "add_contact_to_group"
+        assert owner("fetch_contact_groups", "list every group we have").goal == "fetch_groups"
+        assert owner("fetch_contact_groups", "which groups is contact +37255512345 in").goal == "fetch_contact_groups"
+        goals = retriever.by_clause("find the group called Friends and delete it")
+        assert [g.goal for g in goals] == ["fetch_groups", "delete_group"], goals

@@ -255,3 +255,64 @@ def test_a_value_after_a_change_verb_naming_its_field_is_that_fields_new_value(t
                     _body(["monthly_fee"], monthly_fee={"type": "number"})) as pack:
         offered = _offered(pack, "lower the monthly fee of member ann-7 to 25 dollars", ["set_fee"])
         assert "25.00" in offered["monthly_fee"] and offered["handle"] == ["ann-7"]
+
+
+def test_a_name_written_in_quotes_is_one_value_bounded_by_its_quotes(tmp_path):
+    """The quotes say where a name begins and ends: 'a talk titled "Rust for Embedded Folks"' is one title,
+    not "Rust" with the rest a description."""
+    body = _body(["title"], title={"type": "string", "description": "title of this talk"},
+                 description={"type": "string"})
+    with _club_with(tmp_path, "/members/{handle}/talks", "post", "addTalk", "Add a talk of a member", body) as pack:
+        offered = _offered(pack, 'add a talk titled "Rust for Embedded Folks" for member ann-7', ["add_talk"])
+        assert offered["title"] == ["Rust for Embedded Folks"]
+        assert "Embedded Folks" not in offered.get("description", [])
+
+
+HOTEL = {
+    "openapi": "3.0.3", "info": {"title": "Hotel"},
+    "paths": {
+        "/reservations/{confirmation_number}": {"get": {
+            "operationId": "getReservation", "summary": "Show a reservation",
+            "parameters": [{"name": "confirmation_number", "in": "path", "required": True, "schema": STRING}],
+            "responses": _answer({"type": "object", "properties": {"confirmation_number": STRING}})}},
+        "/check-in": {"post": {"operationId": "checkInGuest", "summary": "Check a guest in",
+                               "requestBody": _body(["confirmation_number"], confirmation_number=STRING,
+                                                    notes=STRING),
+                               "responses": _answer({"type": "object"})}},
+        "/zones/nearby": {"get": {"operationId": "zonesNearby", "summary": "Zones near a point", "parameters": [
+            {"name": "lat", "in": "query", "required": True, "schema": {"type": "number"}},
+            {"name": "lon", "in": "query", "required": True, "schema": {"type": "number"}}],
+            "responses": _answer({"type": "object"})}},
+        "/payments": {"post": {"operationId": "recordPayment", "summary": "Record a payment",
+                               "requestBody": _body(["amount"], amount={"type": "number"}),
+                               "responses": _answer({"type": "object"})}},
+    },
+}
+
+
+@pytest.fixture
+def hotel(tmp_path):
+    path = tmp_path / "hotel.json"
+    path.write_text(json.dumps(HOTEL), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        yield load_pack("hotel")
+
+
+def test_a_code_written_for_what_a_path_finds_one_thing_by_is_read_wherever_it_is_sent(hotel):
+    """`/reservations/{confirmation_number}` finds a reservation by its confirmation number: a word of letters
+    and digits the request writes is that number, in the body of another call too, whatever the slot head
+    (which learned no such codes) finds of it; words that write no code give none."""
+    assert hotel.spec.arguments["confirmation_number"].normalizer == "title_text"
+    offered = _offered(hotel, "checking in the party on CNF-2026-003190 now", ["check_in_guest"])
+    assert offered["confirmation_number"] == ["CNF-2026-003190"]
+    assert not _offered(hotel, "checking in the party from Lisbon now", ["check_in_guest"]).get("confirmation_number")
+
+
+def test_a_number_that_is_no_money_is_kept_as_written_and_money_rounds_to_cents(hotel):
+    assert (hotel.spec.arguments["lat"].normalizer, hotel.spec.arguments["amount"].normalizer) == ("decimal", "amount")
+    offered = _offered(hotel, "which zones are near lat 45.4702 lon -73.98561?", ["zones_nearby"])
+    assert offered["lat"] == ["45.4702"] and offered["lon"] == ["-73.98561"]
+    from pipeline.values.normalizers import NORMALIZERS
+
+    assert (NORMALIZERS["decimal"]("-73.98561"), NORMALIZERS["amount"]("-73.98561")) == ("-73.98561", "73.99")
