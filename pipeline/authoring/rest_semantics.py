@@ -166,6 +166,8 @@ def semantics(operation: Operation, nouns: set[str]) -> tuple[str, str]:
     searched = first in words or any(s in words for s in literal)
     if searched and literal and literal[-1] in words and len(literal) > 1:  # `/boards/search`
         resource = named[-1] if named else literal[-2]
+    if resource in words and (things := [s for s in literal if s not in words]):
+        resource = things[-1]  # `/speaker/search/{search_string}` searches speakers: "search" is no thing
     ends_at_param = bool(parts) and parts[-1][1]
     last = parts[-1][0] if parts else ""
     method = operation.method

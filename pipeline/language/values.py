@@ -30,7 +30,7 @@ from pipeline.language.readers import QUOTED, READERS, quoted_span, reader
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, NAME_LABELS, name_words, pack_words, same_thing, word_list
 from pipeline.values.spans import TOKEN
-from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, _stem
+from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, WEB_ADDRESS, _stem
 
 
 # A span stays with the likeliest of several arguments when the head tells them apart by this much; closer
@@ -291,14 +291,60 @@ def with_values_named(pack, text: str, readings: dict[str, Readings],
     """
     unlike_words = [m for m in IDENTIFIER.finditer(text) if re.search(r"\d|\w[.:_-]\w", m.group(1))
                     and not NORMALIZERS["email"](m.group(1)) and not NORMALIZERS["phone"](m.group(1))]
+    unlike_words += [m for m in _MARKED_RUN.finditer(text)  # a run with other marks inside: "Kestrel!77", a secret
+                     if not NORMALIZERS["email"](m.group(1)) and not WEB_ADDRESS.search(m.group(1))]
+    labelled = list(_LABELLED_VALUE.finditer(text))
     for name, found in readings.items():
         if pack.normalizers.get(name) not in FREE_TEXT:
             continue
+        lower = pack.normalizers[name] == "lowercase_text"
         for match in unlike_words:
             if named_before(text, match.start(1), name, _identifies(named_by, name)):
-                value = match.group(1)
-                found.add(match.span(1), value.lower() if pack.normalizers[name] == "lowercase_text" else None)
+                value, (a, b) = match.group(1), match.span(1)
+                found.add((a, b), value.lower() if lower else None)
+                for r in found.kept:  # "Kestrel" of "password Kestrel!77": the name said the whole word
+                    if a <= r.start and r.end <= b and r.span != (a, b):
+                        found.drop(r, "part of a word its argument's name gives whole")
+        for match in labelled:  # "description: 8 weeks of circuits": all up to the next comma is its value
+            if _labels(match.group("label"), name):
+                found.add(match.span("value"), match.group("value").lower() if lower else None)
     return readings
+
+
+# A word with a mark inside that no name, number or identifier has, letters or digits on both sides ("Kestrel!77").
+_MARKED_RUN = re.compile(r"(?<!\S)([\w.:-]*\w[^\w\s.,;:'\"@/-]+\w\S*?)(?=[.,;:!?)]*(?:\s|$))")
+
+
+# A field written as its label, a colon and its value ("description: 8 weeks of fat loss circuits"), the value
+# up to a comma, a semicolon, a dash set apart, the next label or the end.
+_LABELLED_VALUE = re.compile(r"(?:^|(?<=[\s,;(]))(?P<label>[A-Za-z]+)\s*:\s+(?P<value>[^,;\n]+?)"
+                             r"\s*(?=[,;\n]|\s[-–]\s|\s[A-Za-z]+\s*:\s|[.!?]?$)")
+
+
+def _labels(label: str, argument: str) -> bool:
+    """Whether the word written before a colon names the argument: it is the argument's name's last word
+    ("description" of description, "body" of article_body).
+
+    >>> _labels("description", "description"), _labels("Body", "article_article_body"), _labels("title", "subtitle")
+    (True, True, False)
+    """
+    own = name_words(argument, apart=False)
+    return bool(own) and label.lower() == own[-1]
+
+
+def _across_a_label(pack, text: str, readings: dict[str, Readings]) -> None:
+    """A free-text reading that runs on into the label of another field ("Summer Shred - description" of
+    "... called Summer Shred - description: 8 weeks ...") is dropped: the label begins another value."""
+    labels = [m for m in _LABELLED_VALUE.finditer(text)]
+    if not labels:
+        return
+    for name, found in readings.items():
+        if pack.normalizers.get(name) not in FREE_TEXT:
+            continue
+        for r in found.kept:
+            if any(r.start < m.end("label") and m.start("label") < r.end and r.end <= m.start("value")
+                   and not _labels(m.group("label"), name) for m in labels):
+                found.drop(r, "words that run into another field's label")
 
 
 def _the_services_own_words(pack, words: str) -> bool:
@@ -381,15 +427,17 @@ def _counts_the_span_head_sees(pack, text: str, readings: dict[str, Readings], p
 
 def names_a_value(pack, reading, among=None) -> bool:
     """Whether a choice's words are one of its listed values as written ("Psychiatrist" of a therapist
-    type), or words the pack lists for it ("concert" of Music), a value no other choice of the pack lists
+    type; "suites" of SUITE, "credit card" of CREDIT_CARD), or words the pack lists for it ("concert" of Music), a value no other choice of the pack lists
     ("checking" of two account types says neither): a closed list written out says which argument,
     whatever words surround it. Yes/no and numbers are no such words. `among`: the arguments in play,
     where not all of the pack's are (a REST pack's: another operation's list says nothing here)."""
     spec = pack.spec.arguments.get(reading.argument)
     if spec is None or spec.normalizer != "choice":
         return False
-    written = reading.text.lower()
-    if written != reading.value.lower() and written not in (w.lower() for w in (spec.synonyms or {}).get(reading.value, [])):
+    written, value = reading.text.lower(), re.sub(r"[\s_-]+", " ", reading.value.lower())
+    as_written = {value, value + "s", value + "es"}  # "suites" of SUITE, "credit card" of CREDIT_CARD
+    if re.sub(r"[\s_-]+", " ", written) not in as_written and \
+            written not in (w.lower() for w in (spec.synonyms or {}).get(reading.value, [])):
         return False
     if reading.value in ("True", "False", "None") or reading.value.isdigit():
         return False
@@ -656,6 +704,7 @@ def link_values(pack, text: str, readings: dict[str, Readings], asked: str | Non
         _not_the_old_name(pack, text, readings)
     _without_its_own_noun(pack, text, readings)
     _the_quotes_bounds(pack, text, readings)
+    _across_a_label(pack, text, readings)
     threshold = linker.value_threshold
     lone = _the_lone_identifier(pack, text, readings, named_by)
     for name, found in readings.items():
@@ -737,11 +786,11 @@ def _the_lone_identifier(pack, text: str, readings: dict[str, Readings],
     after a function word ("a table for 4"), which says something else. An identifier is also what a path
     finds one thing by (`/reservations/{confirmation_number}`, in the pack or `named_by`), whatever its
     name, where another call takes it in a body; its value
-    then is one word of letters and digits ("CNF-2026-003190"), which no other free text reads whole,
+    then is one word of letters and three digits or more ("CNF-2026-003190"), which no other argument reads,
     wherever it stands ("check in the party on CNF-2026-003190")."""
-    def code(reading) -> bool:  # written like no word: letters and digits in one
+    def code(reading) -> bool:  # written like no word: letters and three digits or more in one ("ann-7" may be a name)
         return bool(re.fullmatch(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*", reading.text)) and \
-            bool(re.search(r"\d", reading.text)) and bool(re.search(r"[A-Za-z]", reading.text))
+            len(re.findall(r"\d", reading.text)) >= 3 and bool(re.search(r"[A-Za-z]", reading.text))
     ids = [name for name, found in readings.items() if found.items and pack.normalizers.get(name) == "identifier"]
     if not ids:  # a path's identifier of free text: its one reading written as a code
         in_paths = set(named_by or {}) | _path_identifiers_of(pack)

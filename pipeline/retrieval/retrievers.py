@@ -683,15 +683,17 @@ class Retriever:
     def _searched_for(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """A read of one thing by its identifier (`/products/{id}`) chosen for words that open with a verb of
         searching (`operation_words` search: "find the product Website maintenance") or of listing
-        ("list every group") and write no digit (no identifier) asks for the search of that resource (for
-        listing, or where the API has no search of it, its list too), the first the words rank that needs no other thing's id (not the groups of
-        one contact): the thing is found by what the words call it, or all are shown, not one asked for by
-        an id the user does not have."""
+        ("list every group"), or that ask for all of them ("show me every reservation", `_all_of_them`), and
+        write no digit (no identifier) asks for the search of that resource (for listing, or where the API has
+        no search of it, its list too), the first the words rank that needs no other thing's id (not the
+        groups of one contact): the thing is found by what the words call it, or all are shown, not one asked
+        for by an id the user does not have."""
         rest, api = self._rest(chosen.goal), self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
         first, after = opening_word(chosen.source)
         opening, phrasal = (first or "").lower(), f"{first} {after}".lower()  # "look up": a phrasal verb
         wanted = ("search",) if opening in _VERB_FORMS["search"] or phrasal in _VERB_FORMS["search"] \
-            else ("list", "search") if opening in _VERB_FORMS["list"] else ()
+            else ("list", "search") if opening in _VERB_FORMS["list"] or _all_of_them(chosen.source, rest.resource) \
+            else ()
         if rest.action != "read" or api.http is None or not api.http.path.rstrip("/").endswith("}") \
                 or not wanted or re.search(r"\d", chosen.source):
             return chosen
@@ -890,16 +892,21 @@ class Retriever:
     def _what_the_list_leads_to(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """Where the chosen goal is a list its words pick by (`picks.picks_said`: "the best rated album") and
         the rest of its words ask for more of what it lists ("which label put out the best rated album": the words
-        but its picks, its resource's name, its own description's and those that qualify a pick,
-        `lexicon/pick_qualifiers.yaml`: "the *most* popular ... *right now*"), the call that answers that: the best
+        but its picks, its resource's name, its own description's, its filters' listed values and values told it,
+        and those that qualify a pick, `lexicon/pick_qualifiers.yaml`: "the *most* popular ... *right now*"), the
+        call that answers that: the best
         goal for the rest of the words asked of that resource, scoring at least the next threshold, among
         those without effects that take the listed thing's id. The list then finds that id (`lookups`)."""
         rest = self._rest(chosen.goal)
         if not picks_said(rest, chosen.source):
             return chosen
         described = re.findall(r"[a-z]+", self.pack.spec.goals[chosen.goal].description.lower())
-        named = {_stem(w) for w in [*rest.picks, rest.resource, *described, *PICK_QUALIFIERS]}
-        remainder = " ".join(w for w in re.findall(r"[A-Za-z0-9']+", chosen.source) if _stem(w.lower()) not in named)
+        api = self.pack.spec.apis[self.pack.spec.goals[chosen.goal].api]
+        listed = [w for a in api.arguments if a in self.pack.spec.arguments  # its own filters' values ("suites")
+                  for v in self.pack.spec.arguments[a].values or [] for w in re.findall(r"[a-z]+", v.lower())]
+        named = {_stem(w) for w in [*rest.picks, rest.resource, *described, *PICK_QUALIFIERS, *listed]}
+        remainder = " ".join(w for w in re.findall(r"[A-Za-z0-9']+", without_values(chosen.source))
+                             if _stem(w.lower()) not in named)  # nor the days or amounts it is told
         if not content_stems(remainder):
             return chosen  # the words ask for the list itself ("list the best rated albums")
         for other in rank(f"{remainder} of the {rest.resource}")[:VERB_RANKS]:  # asked of the listed thing
@@ -1447,6 +1454,29 @@ def _says_the_part(words: str, part: list[str], path: list[str]) -> bool:
         return False
     vectors = embedding_model().encode([*part, *said], normalize_embeddings=True, show_progress_bar=False)
     return float((vectors[len(part):] @ vectors[:len(part)].T).max()) >= PART_SAID
+
+
+_ALL = word_list("operation_words", "all_of_them")
+
+
+def _all_of_them(words: str, resource: str) -> bool:
+    """Whether the words ask for every thing of the resource: a word for all of them right before its noun,
+    an article or a possessive between ("show me every reservation", "all the groups", "all of our rooms").
+
+    >>> _all_of_them("show me every reservation we have", "reservation"), _all_of_them("all of our rooms", "room")
+    (True, True)
+    >>> _all_of_them("show me the reservation", "reservation"), _all_of_them("every day, show a room", "room")
+    (False, False)
+    >>> _all_of_them("can i see every workout session i've done", "workout_session")
+    True
+    """
+    tokens = re.findall(r"[a-z]+", words.lower())
+    for i, token in enumerate(tokens):
+        if token in _ALL:
+            rest = [t for t in tokens[i + 1:i + 5] if t not in ("of", "the", "our", "my", "your", "their", "these", "those")]
+            if rest and (resources_named({resource}, rest[0]) or resources_named({resource}, " ".join(rest[:2]))):
+                return True  # "every workout session" of workout_session too
+    return False
 
 
 def _points_at(words: str, resource: str) -> bool:

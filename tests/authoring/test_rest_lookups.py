@@ -1284,3 +1284,13 @@ def test_an_operation_on_things_another_holds_needs_that_other_named(tmp_path):
         assert owner("fetch_contact_groups", "which groups is contact +37255512345 in").goal == "fetch_contact_groups"
         goals = retriever.by_clause("find the group called Friends and delete it")
         assert [g.goal for g in goals] == ["fetch_groups", "delete_group"], goals
+
+
+def test_a_search_under_a_things_path_searches_that_thing():
+    from pipeline.authoring.rest_semantics import semantics
+    from pipeline.packs.openapi_spec import Operation
+
+    nouns = {"speaker", "search", "board"}
+    assert semantics(Operation(key="f", method="GET", path="/speaker/search/{search_string}"), nouns) == \
+        ("search", "speaker")
+    assert semantics(Operation(key="b", method="GET", path="/boards/search"), nouns) == ("search", "board")

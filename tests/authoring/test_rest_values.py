@@ -316,3 +316,18 @@ def test_a_number_that_is_no_money_is_kept_as_written_and_money_rounds_to_cents(
     from pipeline.values.normalizers import NORMALIZERS
 
     assert (NORMALIZERS["decimal"]("-73.98561"), NORMALIZERS["amount"]("-73.98561")) == ("-73.98561", "73.99")
+
+
+def test_a_field_written_as_its_label_and_a_colon_is_read_to_the_next_comma_and_ends_the_name_before(tmp_path):
+    body = _body(["name"], name={"type": "string", "description": "the program's name"},
+                 description={"type": "string"}, password={"type": "string"})
+    with _club_with(tmp_path, "/members/{handle}/programs", "post", "addProgram", "Add a program for a member",
+                    body) as pack:
+        offered = _offered(pack, "for member ann-7 add a program called Summer Shred - description: eight weeks "
+                                 "of circuits", ["add_program"])
+        assert offered["name"] == ["Summer Shred"]
+        assert [v.lower() for v in offered["description"]] == ["eight weeks of circuits"]
+        # a secret after its name is read whole, its marks too
+        offered = _offered(pack, "for member ann-7 add a program called Summer Shred, password Kestrel!77",
+                           ["add_program"])
+        assert offered["password"] == ["Kestrel!77"]
