@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from functools import lru_cache
 
 from pipeline.language.linking import learned_parts, linker_for
@@ -335,16 +336,19 @@ def _labels(label: str, argument: str) -> bool:
 def _across_a_label(pack, text: str, readings: dict[str, Readings]) -> None:
     """A free-text reading that runs on into the label of another field ("Summer Shred - description" of
     "... called Summer Shred - description: 8 weeks ...") is dropped: the label begins another value."""
-    labels = [m for m in _LABELLED_VALUE.finditer(text)]
-    if not labels:
-        return
+    labels = list(_LABELLED_VALUE.finditer(text))
+    _drop_free_text(pack, readings, "words that run into another field's label", lambda r, name: any(
+        r.start < m.end("label") and m.start("label") < r.end and r.end <= m.start("value")
+        and not _labels(m.group("label"), name) for m in labels))
+
+
+def _drop_free_text(pack, readings: dict[str, Readings], why: str, drops: Callable[[object, str], bool]) -> None:
+    """Drop each kept reading of a free-text argument that `drops(reading, argument)` says to, for `why`."""
     for name, found in readings.items():
-        if pack.normalizers.get(name) not in FREE_TEXT:
-            continue
-        for r in found.kept:
-            if any(r.start < m.end("label") and m.start("label") < r.end and r.end <= m.start("value")
-                   and not _labels(m.group("label"), name) for m in labels):
-                found.drop(r, "words that run into another field's label")
+        if pack.normalizers.get(name) in FREE_TEXT:
+            for r in found.kept:
+                if drops(r, name):
+                    found.drop(r, why)
 
 
 def _the_services_own_words(pack, words: str) -> bool:
@@ -400,14 +404,8 @@ def _the_quotes_bounds(pack, text: str, readings: dict[str, Readings]) -> None:
     ['Rust for Embedded Folks']
     """
     quoted = [quoted_span(q) for q in QUOTED.finditer(text)]
-    if not quoted:
-        return
-    for name, found in readings.items():
-        if pack.normalizers.get(name) not in FREE_TEXT:
-            continue
-        for r in found.kept:
-            if any(r.span != (a, b) and r.start < b + 1 and a - 1 < r.end for a, b in quoted):
-                found.drop(r, "words across a name written in quotes")
+    _drop_free_text(pack, readings, "words across a name written in quotes", lambda r, _: any(
+        r.span != (a, b) and r.start < b + 1 and a - 1 < r.end for a, b in quoted))
 
 
 def _counts_the_span_head_sees(pack, text: str, readings: dict[str, Readings], proposals: list) -> None:

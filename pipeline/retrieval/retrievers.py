@@ -643,11 +643,14 @@ class Retriever:
             if action is None and not _points_at(clause.text, earlier.resource):
                 continue  # a pronoun with no verb of a call ("i like her stuff"): it asks for nothing
             action = action or "read"
-            follow = next((name for name, goal in self.pack.spec.goals.items()
-                           if name not in {g.goal for g in goals} and (rest := self._rest(name)) is not None
-                           and rest.action == action and rest.resource == earlier.resource
-                           and self._takes_its_identifier(self.pack.spec.apis[goal.api], earlier.resource)),
-                          None)
+            follows = [name for name, goal in self.pack.spec.goals.items()
+                       if name not in {g.goal for g in goals} and (rest := self._rest(name)) is not None
+                       and rest.action == action and rest.resource == earlier.resource
+                       and self._takes_its_identifier(self.pack.spec.apis[goal.api], earlier.resource)]
+            # the thing itself (`/products/{id}`) before a part of it (`/products/{id}/quantity`)
+            follow = min(follows, key=lambda name: _after_the_identifier(
+                getattr(self.pack.spec.apis[self.pack.spec.goals[name].api].http, "path", "")) not in ("", None),
+                default=None)
             if follow is not None:  # a pronoun's call ("delete it") was ranked by its verb alone: the thing is before
                 goals = [*[g for g in goals if g not in own], ScoredGoal(follow, 0.0, clause.text,
                                                                          chosen_by=f"points back ({action})")]
@@ -1432,7 +1435,7 @@ def picked_from(pack: Pack, goal: str) -> list[tuple[str, list[str]]]:
 
 
 _POINTING, _POSSESSORS = word_list("pointing_words", "before_a_noun"), word_list("pointing_words", "possessors")
-_ANY_THING = word_list("pointing_words", "any_thing")
+_ANY_THING, _MADE = word_list("pointing_words", "any_thing"), word_list("pointing_words", "what_was_made")
 
 
 # How close (cosine, the packaged MiniLM) a word of a request must be to a word of a part's name to say it.
@@ -1485,14 +1488,15 @@ def _points_at(words: str, resource: str) -> bool:
 
     >>> _points_at("then show me its total", "invoice"), _points_at("pull up the invoice", "invoice")
     (True, True)
-    >>> _points_at("and then show me the record", "invoice")
-    True
+    >>> _points_at("and then show me the record", "invoice"), _points_at("then show me what got saved", "invoice")
+    (True, True)
     >>> _points_at("pull up an invoice", "invoice"), _points_at("show the notes", "invoice")
     (False, False)
     """
     tokens = re.findall(r"[a-z]+", words.lower())
     return bool(_POSSESSORS & set(tokens)) or \
-        any(a in _POINTING and (b in _ANY_THING or resources_named({resource}, b)) for a, b in zip(tokens, tokens[1:]))
+        any(a in _POINTING and (b in _ANY_THING or resources_named({resource}, b)) for a, b in zip(tokens, tokens[1:])) \
+        or any(a == "what" and _MADE & set(tokens[i + 1:i + 4]) for i, a in enumerate(tokens))
 
 
 def _identifies(argument: str, resource: str) -> bool:

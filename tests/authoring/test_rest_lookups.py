@@ -1294,3 +1294,13 @@ def test_a_search_under_a_things_path_searches_that_thing():
     assert semantics(Operation(key="f", method="GET", path="/speaker/search/{search_string}"), nouns) == \
         ("search", "speaker")
     assert semantics(Operation(key="b", method="GET", path="/boards/search"), nouns) == ("search", "board")
+
+
+def test_what_an_earlier_call_made_is_pointed_at_by_what_was_made_and_read_whole(songs):
+    """"then show me what got saved" reads the song the first call added: the song itself, not a part of it
+    (its lyrics, `/songs/{song_id}/lyrics`), though both read one song."""
+    from pipeline.retrieval.retrievers import get_retriever
+
+    pack, _ = songs
+    goals = get_retriever(pack).by_clause("add a song called Blue Moon, then show me what got saved")
+    assert [g.goal for g in goals] == ["add_song", "get_song"], goals
