@@ -30,6 +30,7 @@ from pipeline.language.phrases import addressed
 from pipeline.language.readers import QUOTED, READERS, quoted_span, reader
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, NAME_LABELS, name_words, pack_words, same_thing, word_list
+from pipeline.packs.rest import path_identifiers
 from pipeline.values.spans import TOKEN
 from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, WEB_ADDRESS, _stem
 
@@ -425,8 +426,9 @@ def _counts_the_span_head_sees(pack, text: str, readings: dict[str, Readings], p
 
 def names_a_value(pack, reading, among=None) -> bool:
     """Whether a choice's words are one of its listed values as written ("Psychiatrist" of a therapist
-    type; "suites" of SUITE, "credit card" of CREDIT_CARD), or words the pack lists for it ("concert" of Music), a value no other choice of the pack lists
-    ("checking" of two account types says neither): a closed list written out says which argument,
+    type; in the plural or in words too: "suites" of SUITE, "credit card" of CREDIT_CARD), or words the pack
+    lists for it ("concert" of Music), a value no other choice of the pack lists ("checking" of two account
+    types says neither): a closed list written out says which argument,
     whatever words surround it. Yes/no and numbers are no such words. `among`: the arguments in play,
     where not all of the pack's are (a REST pack's: another operation's list says nothing here)."""
     spec = pack.spec.arguments.get(reading.argument)
@@ -783,9 +785,9 @@ def _the_lone_identifier(pack, text: str, readings: dict[str, Readings],
     the head, which learned SGD's slots (no identifiers among them), finds of the number. Never a number
     after a function word ("a table for 4"), which says something else. An identifier is also what a path
     finds one thing by (`/reservations/{confirmation_number}`, in the pack or `named_by`), whatever its
-    name, where another call takes it in a body; its value
-    then is one word of letters and three digits or more ("CNF-2026-003190"), which no other argument reads,
-    wherever it stands ("check in the party on CNF-2026-003190")."""
+    name, and where another call takes it in a body: its value then is one word of letters and three digits
+    or more ("CNF-2026-003190"), which no other argument reads, wherever it stands ("check in the party on
+    CNF-2026-003190")."""
     def code(reading) -> bool:  # written like no word: letters and three digits or more in one ("ann-7" may be a name)
         return bool(re.fullmatch(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*", reading.text)) and \
             len(re.findall(r"\d", reading.text)) >= 3 and bool(re.search(r"[A-Za-z]", reading.text))
@@ -812,8 +814,6 @@ def _the_lone_identifier(pack, text: str, readings: dict[str, Readings],
 
 def _path_identifiers_of(pack) -> set[str]:
     """The arguments some URL path of the pack finds one thing by (`/reservations/{confirmation_number}`)."""
-    from pipeline.packs.rest import path_identifiers
-
     return {argument for api in pack.spec.apis.values() if getattr(api, "http", None) is not None
             for argument in path_identifiers(api.http.path)}
 
