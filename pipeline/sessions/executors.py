@@ -146,10 +146,11 @@ class HttpExecutor:
             else:
                 request["json"] = _json_body(binding, args)
         answer = self._send(api, request, auth)
-        output, found = _output(api, binding, answer), _candidates(binding, answer)
+        body = _body(answer)  # parsed once: the output, the things found and each field are read from it
+        output, found = _output(api, binding, answer, body), _candidates(binding, body)
         if not binding.outputs and not found:
             return output
-        held = {argument: _field(answer, path) for argument, path in binding.outputs.items()}
+        held = {argument: _at(body, path) for argument, path in binding.outputs.items()}
         return Answer(output, {a: v for a, v in held.items() if v is not None},
                       tuple(a for a, v in held.items() if v is None), found)
 
@@ -250,15 +251,26 @@ def _json_body(binding, args: dict[str, str]):
     return body
 
 
-def _output(api: str, binding, answer: httpx.Response) -> str:
+_NO_JSON = object()  # an answer whose body is no JSON
+
+
+def _body(answer: httpx.Response):
+    """The answer's JSON body, `_NO_JSON` where it has none."""
+    try:
+        return answer.json()
+    except ValueError:
+        return _NO_JSON
+
+
+def _output(api: str, binding, answer: httpx.Response, body=None) -> str:
     """The call's output: the binding's field of the answer (of its first item when it is a list; a path
-    `results[].id` walks into the first item of a list inside it)."""
+    `results[].id` walks into the first item of a list inside it). `body`: the answer's JSON, already parsed
+    (`_body`); None: parsed here."""
     if not binding.output:
         return f"done (HTTP {answer.status_code})"
-    try:
-        node = answer.json()
-    except ValueError:
-        raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}") from None
+    node = _body(answer) if body is None else body
+    if node is _NO_JSON:
+        raise ExecutionError(f"{api} answered without a {binding.output!r} field: {answer.text[:200]}")
     for part in binding.output.split("[]."):
         if isinstance(node, list):
             if not node:
@@ -275,15 +287,11 @@ MAX_CANDIDATES = 10  # things of a list offered to choose from; a longer list is
 _LABELS = ("name", "title", "full_name", "display_name", "label", "username", "email", "first_name", "phone")
 
 
-def _candidates(binding, answer: httpx.Response) -> tuple[tuple[str, str], ...]:
+def _candidates(binding, node) -> tuple[tuple[str, str], ...]:
     """Where the output is read from a list (`data[].id`, or an answer that is a list) that holds more than
     one thing: each thing's id and what it is called (its name, title, ... or its first plain field), so the
-    user chooses which; empty where one thing or none was found."""
-    if not binding.output:
-        return ()
-    try:
-        node = answer.json()
-    except ValueError:
+    user chooses which; empty where one thing or none was found. `node`: the answer's JSON (`_body`)."""
+    if not binding.output or node is _NO_JSON:
         return ()
     parts = binding.output.split("[].")
     for i, part in enumerate(parts):
@@ -303,7 +311,17 @@ def _candidates(binding, answer: httpx.Response) -> tuple[tuple[str, str], ...]:
     return ()
 
 
+def _label(item: dict, id_field: str) -> str:
+    plain = {k: v for k, v in item.items() if k != id_field and isinstance(v, (str, int, float)) and str(v).strip()}
+    given = [str(plain[k]) for k in _LABELS if k in plain]
+    if "first_name" in plain and "last_name" in plain and not any(k in plain for k in _LABELS[:4]):
+        given = [f"{plain['first_name']} {plain['last_name']}"]
+    return given[0] if given else next((str(v) for v in plain.values()), "")
+
+
 def _walk(node, parts: list[str]) -> str | None:
+    """The field `parts` lead to as the output's path is read (`_output`: into the first item of a list on the
+    way, whatever the path says), None where there is none."""
     for part in parts:
         if isinstance(node, list):
             node = node[0] if node else None
@@ -313,20 +331,8 @@ def _walk(node, parts: list[str]) -> str | None:
     return None if node is None or isinstance(node, (dict, list)) else str(node)
 
 
-def _label(item: dict, id_field: str) -> str:
-    plain = {k: v for k, v in item.items() if k != id_field and isinstance(v, (str, int, float)) and str(v).strip()}
-    given = [str(plain[k]) for k in _LABELS if k in plain]
-    if "first_name" in plain and "last_name" in plain and not any(k in plain for k in _LABELS[:4]):
-        given = [f"{plain['first_name']} {plain['last_name']}"]
-    return given[0] if given else next((str(v) for v in plain.values()), "")
-
-
-def _field(answer: httpx.Response, path: str) -> str | None:
-    """The field at `path` of the answer (the first item of each list on the way); None where it has none."""
-    try:
-        node = answer.json()
-    except ValueError:
-        return None
+def _at(node, path: str) -> str | None:
+    """The field at `path` of a parsed answer (the first item of each list on the way); None where it has none."""
     for part in path.split("."):
         listed = part.endswith("[]")
         if not isinstance(node, dict) or part.removesuffix("[]") not in node:

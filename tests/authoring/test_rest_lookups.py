@@ -469,10 +469,10 @@ def test_a_thing_named_through_another_is_found_through_it(records):
 
 
 def test_an_id_inside_an_answer_is_taken_from_its_place_and_never_replaced_by_the_output(records):
-    from pipeline.sessions.executors import Answer, _field, executed_call
+    from pipeline.sessions.executors import Answer, _at, _body, executed_call
 
     answer = httpx.Response(200, json={"id": 5, "label": {"id": 77, "name": "Blue Note"}, "tracks": []})
-    assert [_field(answer, p) for p in ("label.id", "tracks[].id", "label", "nothing.id")] == ["77", None, None, None]
+    assert [_at(_body(answer), p) for p in ("label.id", "tracks[].id", "label", "nothing.id")] == ["77", None, None, None]
     done = executed_call("get_album", {"album_id": "5"}, Answer("5", {"label_id": "77"}, ("song_id",)), turn=0)
     assert done.value_for("label_id") == "77" and done.value_for("album_id") == "5" and done.lacks == ["song_id"]
 
