@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     goal_choice: str = "retrieve"
     shortlist_k: int = 3                    # wider for a large model, narrow for the packaged one
     retrieval_method: str = "hybrid"        # dense | sparse | hybrid
+    # An imported API's goals are retrieved with the encoder trained on requests to many APIs
+    # (`retrieval.api_encoder`), where one is shipped and the pack has no retriever trained for it.
+    api_retrieval: bool = True
     # The learned heads (`nesyplan train-language`): which goal a text asks for, which span is which value.
     # Off, the rules alone decide (what the heads are measured against). The goal head is off by default:
     # on services it never saw it picks worse than retrieval does (docs/design/language.md).

@@ -80,6 +80,10 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
                            tagger_examples: Optional[int] = typer.Option(
                                None, min=0, help="examples the argument tagger is fine-tuned on (0: none; default: "
                                                  "every one on a GPU, 12000 on a CPU)"),
+                           rest: Optional[Path] = typer.Option(
+                               None, exists=True, dir_okay=False,
+                               help="requests to REST APIs the goal head also learns from (`nesyplan rest-corpus`, "
+                                    "the package's: pipeline/language/data/rest_requests.json); default: SGD alone"),
                            json_out: bool = typer.Option(False, "--json")) -> None:
     """Train the language heads (which goal a text asks for; which span is which argument's value) on SGD
     train, and print how they do on the turns held out."""
@@ -92,7 +96,8 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
         with err_console.status("training the language heads...", spinner="dots") as status:
             report = train_language(data, out or WEIGHTS, max_dialogues=max_dialogues, epochs=epochs,
                                     exclude_services=exclude, tagger_examples=tagger_examples,
-                                    progress=lambda m: status.update(m))
+                                    progress=lambda m: status.update(m),
+                                    rest=rest)
     except (ValueError, OSError) as exc:
         err_console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2)
@@ -109,6 +114,81 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
                       f"measured on {report.tagger['held_out']}", markup=False)
     for path in report.written:
         console.print(f"wrote {path}", markup=False)
+
+
+@app.command("rest-corpus")
+def rest_corpus_command(documents: Path = typer.Option(..., exists=True, file_okay=False,
+                                                       help="the OpenAPI documents, each saved as <api>.yaml, "
+                                                            ".yml or .json"),
+                        requests: Path = typer.Option(..., exists=True, dir_okay=False,
+                                                      help="requests per API (YAML: specs: {api: [{request, "
+                                                           "calls}]}; a call is \"METHOD /path\" or the "
+                                                           "operation's name)"),
+                        out: Optional[Path] = typer.Option(None, help="the corpus file (default: the package's)"),
+                        add: bool = typer.Option(True, help="keep the APIs already in the corpus file")) -> None:
+    """Pair requests written to REST APIs with the operations they need, as the goal head reads them
+    (`train-language` learns from the file)."""
+    from pipeline.authoring.request_corpus import corpus_from
+    from pipeline.language.rest_corpus import REST_CORPUS, read_corpus
+    from pipeline.packs.openapi_spec import OpenApiError
+
+    path = out or REST_CORPUS
+    try:
+        made, left_out = corpus_from(documents, requests)
+    except (ValueError, OSError, OpenApiError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    corpus = read_corpus(path) if add else made
+    if add:
+        corpus.requests = [r for r in corpus.requests if r.api not in made.goals] + made.requests
+        corpus.goals.update(made.goals)
+    corpus.save(path)
+    for line in left_out:
+        console.print(f"left out: {line}", markup=False)
+    console.print(f"{len(made.requests)} requests to {len(made.goals)} APIs; the corpus holds "
+                  f"{len(corpus.requests)} requests to {len(corpus.goals)} -> {path}", markup=False)
+
+
+@app.command("train-api-retriever")
+def train_api_retriever_command(corpus: Optional[Path] = typer.Option(None, exists=True, dir_okay=False,
+                                                                      help="requests to REST APIs (`rest-corpus`; "
+                                                                           "default: the package's)"),
+                                out: Optional[Path] = typer.Option(None, help="where the adapters go (default: "
+                                                                              "the package's, what runs use)"),
+                                epochs: int = typer.Option(2, min=1),
+                                folds: int = typer.Option(3, min=0, help="cross-validation over the APIs first "
+                                                                         "(0 or 1: none; the threshold is then "
+                                                                         "the packaged model's)"),
+                                exclude: list[str] = typer.Option([], help="APIs not learned from"),
+                                json_out: bool = typer.Option(False, "--json")) -> None:
+    """Train the retrieval encoder of imported APIs on requests to many APIs; print how it ranks the
+    requests of APIs held out of its training, beside the packaged model."""
+    from dataclasses import asdict
+
+    from pipeline.language.rest_corpus import REST_CORPUS, read_corpus
+    from pipeline.retrieval.api_encoder import ADAPTER, train_api_retriever
+    from pipeline.retrieval.retrievers import FIRST_THRESHOLD
+
+    try:
+        with err_console.status("training the retrieval encoder...", spinner="dots") as status:
+            report = train_api_retriever(read_corpus(corpus or REST_CORPUS), FIRST_THRESHOLD, out or ADAPTER,
+                                         set(exclude), epochs=epochs, folds=folds,
+                                         progress=lambda m: status.update(m))
+    except (ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+    if json_out:
+        print(json.dumps(asdict(report), indent=2))
+        return
+    console.print(f"{report.triples} training triples of {report.apis} APIs in {report.seconds}s -> "
+                  f"{report.saved_to}", markup=False)
+    cv = report.cross_validation
+    if cv:
+        console.print(f"held-out APIs ({cv['apis']}; {cv['one_operation']} one-operation requests, "
+                      f"{cv['out_of_scope']} out of scope): threshold raised {cv['dense_shift']}", markup=False)
+        for name in ("packaged", "trained"):
+            console.print(f"  {name:9} right operation first {cv[name]['top1']}, taken in {cv[name]['taken_in']}, "
+                          f"out of scope refused {cv[name]['refused']}", markup=False)
 
 
 @app.command("make-scale-pack")

@@ -20,6 +20,7 @@ from pipeline.language.encoder import encode, sentence_vectors
 from pipeline.language.heads import GOAL_HEAD, SLOT_HEAD, SPAN_HEAD, WEIGHTS, reload, span_features
 from pipeline.language.sgd_corpus import (dialogues_of, goal_pairs, read_aliases, read_turns, read_value_words,
                                           read_wordings, schemas_of, slot_pairs)
+from pipeline.language.rest_corpus import RestCorpus, read_corpus
 from pipeline.language.tagger import TAGGER
 from pipeline.language.spans import Proposal, SpanHead, piece_features, piece_labels
 from pipeline.packs.sgd_schema import load_schema
@@ -84,8 +85,9 @@ class Corpus:
 
 
 def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int,
-            progress=lambda _m: None) -> Corpus:
-    """Encode the corpus' turns once and make the three heads' rows."""
+            progress=lambda _m: None, rest: RestCorpus | None = None) -> Corpus:
+    """Encode the corpus' turns once and make the three heads' rows; `rest`'s requests add goal rows
+    after SGD's turns (the goal head only: they mark no values), each API a service of its own."""
     services = {s.service_name: s for s in load_schema(train / "schema.json")}
     wordings = read_wordings(schemas_of(train))
     turns = read_turns(dialogues_of(train, max_dialogues), services, seed=seed)
@@ -120,8 +122,28 @@ def collect(train: Path, max_dialogues: int | None, held_out: float, seed: int,
                      np.array([p.label for p in rows], np.float32), np.array([p.turn for p in rows]))
 
     tagged = Tagged(np.concatenate(tag_x), np.concatenate(tag_labels), np.concatenate(tag_turn), tag_turns)
-    return Corpus(pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), tagged,
-                  [t.service for t in turns], held)
+    corpus = Corpus(pairs(goals, sentence[[p.turn for p in goals]]), pairs(slot_rows, np.stack(slot_x)), tagged,
+                    [t.service for t in turns], held)
+    return with_rest(corpus, rest, held_out, seed, progress) if rest is not None and rest.requests else corpus
+
+
+def with_rest(corpus: Corpus, rest: RestCorpus, held_out: float, seed: int, progress=lambda _m: None) -> Corpus:
+    """The corpus with goal rows of requests to REST APIs after its turns, each API a service of its own
+    (`rest_corpus`); a share of them held out as SGD's turns are."""
+    texts, rows = rest.pairs(first_turn=len(corpus.services), seed=seed)
+    progress(f"encoding {len(texts)} requests to REST APIs")
+    sentence = sentence_vectors(texts)
+    words = sorted({p.text for p in rows})
+    where = {w: corpus.goal.right.shape[0] + i for i, w in enumerate(words)}
+    goal = Pairs(np.concatenate([corpus.goal.x, sentence[[p.turn - len(corpus.services) for p in rows]]]),
+                 np.concatenate([corpus.goal.right, sentence_vectors(words)]),
+                 np.concatenate([corpus.goal.index, np.array([where[p.text] for p in rows])]),
+                 np.concatenate([corpus.goal.labels, np.array([p.label for p in rows], np.float32)]),
+                 np.concatenate([corpus.goal.turn, np.array([p.turn for p in rows])]))
+    held = np.zeros(len(texts), bool)
+    held[random.Random(seed).sample(range(len(texts)), int(len(texts) * held_out))] = True
+    return Corpus(goal, corpus.slot, corpus.tagged, corpus.services + rest.services(),
+                  np.concatenate([corpus.held, held]))
 
 
 def _module(left: int, right: int, tied: bool):
@@ -287,14 +309,17 @@ def learn_aliases(train: Path, path: Path, max_dialogues: int | None = None, exc
 
 def train_language(train: Path, out: Path = WEIGHTS, max_dialogues: int | None = None, epochs: int = 6,
                    held_out: float = 0.1, seed: int = 0, exclude_services: list[str] | None = None,
-                   tagger_examples: int | None = 0, progress=lambda _message: None) -> LanguageReport:
-    """Train the heads on the split `train` (schema.json, dialogues_*.json[.gz]), services in
-    `exclude_services` left out of them and of the other names of values; and the argument tagger on
+                   tagger_examples: int | None = 0, progress=lambda _message: None,
+                   rest: Path | None = None) -> LanguageReport:
+    """Train the heads on the split `train` (schema.json, dialogues_*.json[.gz]) and the goal head on the
+    requests to REST APIs of `rest` too (`rest_corpus.REST_CORPUS`; None: SGD alone, as the shipped heads
+    were trained: with them it is not yet measured on SGD's cross-validation), services in `exclude_services`
+    (an API's: `rest:<api>`) left out of them and of the other names of values; and the argument tagger on
     `tagger_examples` examples, when that is not 0 (None: as many as the machine trains in minutes,
     `train_tagger.train_argument_tagger`)."""
     started = time.perf_counter()
     exclude = set(exclude_services or [])
-    corpus = collect(train, max_dialogues, held_out, seed, progress)
+    corpus = collect(train, max_dialogues, held_out, seed, progress, read_corpus(rest) if rest else None)
     report = fit_heads(corpus, out, exclude, epochs, seed, progress)
     report.written.append(str(learn_aliases(train, ALIASES_FILE if out == WEIGHTS else out / ALIASES_NAME,
                                             max_dialogues, exclude)))

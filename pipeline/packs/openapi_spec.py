@@ -293,6 +293,11 @@ def _operation(item, method: str, path: str, swagger2: bool, credential_headers:
             body_fields = _body_fields(operation, parameter.get("schema") or {}, bool(parameter.get("required")))
         elif where == "formData":
             form_fields.append(parameter)
+    for name in re.findall(r"\{([^{}/]+)\}", path):
+        if (name, "path") not in parameters:  # a defect of the document: a place in its path nothing fills
+            _add_field(operation, RequestField(wire=name, location="path", required=True,
+                                               description=f"the {name} in the path (the document does not "
+                                                           "declare it)"), {"type": "string"})
     if form_fields:  # a form; multipart where the operation takes only that (an upload)
         consumes = spec.get("consumes") or []
         operation.encoding = ("multipart" if "multipart/form-data" in consumes

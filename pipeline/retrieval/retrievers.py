@@ -1557,9 +1557,10 @@ class DenseRetriever(Retriever):
 
     method = "dense"
 
-    def __init__(self, pack: Pack, model_path: str | None = None, exclude: frozenset[str] = frozenset()):
+    def __init__(self, pack: Pack, model_path: str | None = None, exclude: frozenset[str] = frozenset(),
+                 model=None):
         super().__init__(pack, exclude)
-        self.model = embedding_model(model_path)
+        self.model = model if model is not None else embedding_model(model_path)
         self.doc_vectors = self._embed(self.doc_texts)
         # One vector per goal (the mean of its documents): what a chosen goal explains.
         self.goal_vectors = np.stack([_unit(self.doc_vectors[self._goal_of_doc == i].mean(axis=0))
@@ -1645,9 +1646,10 @@ class HybridRetriever(Retriever):
     method = "hybrid"
     SPARSE_WEIGHT = 0.3
 
-    def __init__(self, pack: Pack, model_path: str | None = None, exclude: frozenset[str] = frozenset()):
+    def __init__(self, pack: Pack, model_path: str | None = None, exclude: frozenset[str] = frozenset(),
+                 model=None):
         super().__init__(pack, exclude)
-        self.dense = DenseRetriever(pack, model_path, exclude)
+        self.dense = DenseRetriever(pack, model_path, exclude, model)
         self.sparse = SparseRetriever(pack, exclude)
 
     def state(self, query: str):
@@ -1699,16 +1701,30 @@ def build_retriever(pack: Pack, method: str = "dense", model: str | None = None,
     `model="packaged"` forces the packaged one."""
     if method not in METHODS:
         raise ValueError(f"unknown retrieval method {method!r}: choose one of {', '.join(METHODS)}")
+    adapted = None
     if model is None:
         found = trained_model(pack)
         model = str(found) if found else None
+        adapted = api_encoder() if found is None and pack.is_rest_api else None
     elif model == "packaged":
         model = None
     if method == "sparse":
         return SparseRetriever(pack, exclude)
-    if method == "hybrid":
-        return HybridRetriever(pack, model, exclude)
-    return DenseRetriever(pack, model, exclude)
+    retriever = (HybridRetriever if method == "hybrid" else DenseRetriever)(pack, model, exclude, adapted)
+    if adapted is not None:  # its scores run higher: its threshold is where it takes in what the packaged one did
+        from pipeline.retrieval.api_encoder import dense_shift
+
+        raised = dense_shift() * (1 - HybridRetriever.SPARSE_WEIGHT if method == "hybrid" else 1.0)
+        retriever.first_threshold += raised
+        retriever.next_threshold += raised
+    return retriever
+
+
+def api_encoder():
+    """The encoder trained on requests to many APIs (`api_encoder`), when it is shipped and turned on."""
+    from pipeline.retrieval.api_encoder import api_retrieval_model, has_adapter
+
+    return api_retrieval_model() if settings().api_retrieval and has_adapter() else None
 
 
 _retrievers: dict[tuple, Retriever] = {}
@@ -1721,7 +1737,7 @@ def get_retriever(pack: Pack, method: str | None = None, model: str | None = Non
     method = method or settings().retrieval_method
     trained = trained_model(pack)
     key = (str(pack.yaml_path), pack.yaml_path.stat().st_mtime_ns, method, model,
-           (trained / "config.json").stat().st_mtime_ns if trained else 0)
+           (trained / "config.json").stat().st_mtime_ns if trained else 0, settings().api_retrieval)
     with _lock:
         cached = _retrievers.get(key)
     if cached is None:

@@ -268,6 +268,26 @@ def test_an_operation_with_a_dangling_ref_is_left_out_by_name(tmp_path):
 
 
 
+def test_a_path_place_the_document_does_not_declare_is_still_an_argument(tmp_path):
+    """`PUT /notes/{id}` with only a body declared: the id is still what the path is sent with, and the
+    pack validates (it had been refused whole: its binding named an argument it did not have)."""
+    doc = {"swagger": "2.0", "paths": {"/notes/{id}": {
+        "get": {"operationId": "getNote", "parameters": [{"in": "path", "name": "id", "required": True,
+                                                          "type": "integer"}],
+                "responses": {"200": {"description": "ok"}}},
+        "put": {"operationId": "updateNote", "parameters": [
+            {"in": "body", "name": "note", "required": True,
+             "schema": {"properties": {"text": {"type": "string"}}, "required": ["text"]}}],
+                "responses": {"200": {"description": "ok"}}}}}}
+    update = read_document(doc).operations[1]
+    assert [(f.wire, f.location, f.required) for f in update.fields] == [("id", "path", True), ("text", "body", True)]
+    (tmp_path / "notes.json").write_text(json.dumps(doc))
+    pack_file = import_openapi(tmp_path / "notes.json", tmp_path / "packs", "notes")[0]
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("notes")
+    assert pack_file.is_file() and pack.spec.apis["update_note"].http.path == "/notes/{note_id}"
+
+
 def test_an_answer_schema_of_the_wrong_shape_leaves_the_call_usable():
     doc = json.loads(json.dumps(GARAGE))
     doc["paths"]["/repairs/{repairId}"]["get"]["responses"]["200"] = {"description": "ok", "content": {
