@@ -1697,7 +1697,8 @@ def trained_model(pack: Pack) -> Path | None:
 
 def build_retriever(pack: Pack, method: str = "dense", model: str | None = None,
                     exclude: frozenset[str] = frozenset()) -> Retriever:
-    """`model`: a sentence-transformers folder; default the pack's trained one, else the packaged MiniLM.
+    """`model`: a sentence-transformers folder; default the pack's trained one, else, for an imported API,
+    the encoder trained on other APIs' requests (`api_encoder`), else the packaged MiniLM.
     `model="packaged"` forces the packaged one."""
     if method not in METHODS:
         raise ValueError(f"unknown retrieval method {method!r}: choose one of {', '.join(METHODS)}")

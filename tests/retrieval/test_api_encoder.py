@@ -12,6 +12,7 @@ from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.retrieval.api_encoder import (ADAPTER, api_retrieval_model, cross_validation_figures, dense_shift,
                                             has_adapter, training_triples)
 from pipeline.retrieval.retrievers import FIRST_THRESHOLD, NEXT_THRESHOLD, HybridRetriever, build_retriever
+from pipeline.settings import settings
 
 OK = {"200": {"description": "ok"}}
 NOTES = {"openapi": "3.0.3", "info": {"title": "Notes"}, "paths": {
@@ -42,7 +43,12 @@ def test_an_imported_api_is_retrieved_with_the_trained_encoder_at_its_own_thresh
 def test_turned_off_or_asked_for_the_packaged_model_it_is_not_used(notes, monkeypatch):
     assert build_retriever(notes, "dense", model="packaged").model is embedding_model()
     monkeypatch.setenv("NESYPLAN_API_RETRIEVAL", "false")
-    retriever = build_retriever(notes, "dense")
+    settings.cache_clear()
+    try:
+        retriever = build_retriever(notes, "dense")
+    finally:
+        monkeypatch.delenv("NESYPLAN_API_RETRIEVAL")
+        settings.cache_clear()
     assert retriever.model is embedding_model() and retriever.first_threshold == FIRST_THRESHOLD
 
 
