@@ -67,6 +67,16 @@ def train_retriever_command(domain: str = typer.Option(..., help="domain pack"),
         console.print(f"{key:14} before {report.before[key]}  after {report.after[key]}", markup=False)
 
 
+def _trained(what: str, train):
+    """A training run under a spinner that shows its progress; bad input is a clear error (exit 2)."""
+    try:
+        with err_console.status(f"training {what}...", spinner="dots") as status:
+            return train(lambda message: status.update(message))
+    except (ValueError, OSError) as exc:
+        err_console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2)
+
+
 @app.command("train-language")
 def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/sgd/train"), exists=True, file_okay=False,
                                                      help="SGD train (schema.json, dialogues_*.json[.gz]); its "
@@ -92,15 +102,9 @@ def train_language_command(data: Path = typer.Option(Path("../shared/benchmark/s
     from pipeline.language.heads import WEIGHTS
     from pipeline.language.train import train_language
 
-    try:
-        with err_console.status("training the language heads...", spinner="dots") as status:
-            report = train_language(data, out or WEIGHTS, max_dialogues=max_dialogues, epochs=epochs,
-                                    exclude_services=exclude, tagger_examples=tagger_examples,
-                                    progress=lambda m: status.update(m),
-                                    rest=rest)
-    except (ValueError, OSError) as exc:
-        err_console.print(f"[red]{escape(str(exc))}[/]")
-        raise typer.Exit(2)
+    report = _trained("the language heads", lambda progress: train_language(
+        data, out or WEIGHTS, max_dialogues=max_dialogues, epochs=epochs, exclude_services=exclude,
+        tagger_examples=tagger_examples, progress=progress, rest=rest))
     if json_out:
         print(json.dumps(asdict(report), indent=2))
         return
@@ -169,14 +173,9 @@ def train_api_retriever_command(corpus: Optional[Path] = typer.Option(None, exis
     from pipeline.retrieval.api_encoder import ADAPTER, train_api_retriever
     from pipeline.retrieval.retrievers import FIRST_THRESHOLD
 
-    try:
-        with err_console.status("training the retrieval encoder...", spinner="dots") as status:
-            report = train_api_retriever(read_corpus(corpus or REST_CORPUS), FIRST_THRESHOLD, out or ADAPTER,
-                                         set(exclude), epochs=epochs, folds=folds,
-                                         progress=lambda m: status.update(m))
-    except (ValueError, OSError) as exc:
-        err_console.print(f"[red]{escape(str(exc))}[/]")
-        raise typer.Exit(2)
+    report = _trained("the retrieval encoder", lambda progress: train_api_retriever(
+        read_corpus(corpus or REST_CORPUS), FIRST_THRESHOLD, out or ADAPTER, set(exclude), epochs=epochs,
+        folds=folds, progress=progress))
     if json_out:
         print(json.dumps(asdict(report), indent=2))
         return

@@ -89,3 +89,24 @@ def test_the_packaged_corpus_pairs_each_request_with_operations_of_its_own_api()
     assert len(corpus.goals) >= 15 and len(corpus.requests) >= 400
     for request in corpus.requests:
         assert set(request.goals) <= set(corpus.goals[request.api]), request
+
+
+def test_the_command_adds_an_api_to_a_corpus_file_or_refuses_a_wrong_call(tmp_path):
+    from typer.testing import CliRunner
+
+    from nesyplan.cli import app
+
+    documents, requests = _documents(tmp_path, [{"request": "throw out book 12", "calls": ["DELETE /books/{bookId}"]}])
+    out = tmp_path / "corpus.json"
+    RestCorpus(goals={"zoo": {"f": "feed animal"}}, requests=[RestRequest("zoo", "feed the lion", ["f"])]).save(out)
+    command = ["rest-corpus", "--documents", str(documents), "--requests", str(requests), "--out", str(out)]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    corpus = read_corpus(out)
+    assert sorted(corpus.goals) == ["books", "zoo"]
+    assert [(r.api, r.text, r.goals) for r in corpus.requests] == [("zoo", "feed the lion", ["f"]),
+                                                                  ("books", "throw out book 12", ["remove_book"])]
+    requests.write_text(yaml.safe_dump({"specs": {"books": [{"request": "x", "calls": ["PUT /shelves"]}]}}))
+    refused = CliRunner().invoke(app, command)
+    assert refused.exit_code == 2 and "no operation 'PUT /shelves'" in refused.output
+    assert len(read_corpus(out).requests) == 2  # nothing written
