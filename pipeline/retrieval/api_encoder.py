@@ -6,7 +6,7 @@ The packaged model was trained to place sentences that say the same thing near e
 the operation that serves it seldom say the same thing (a customer says "cancel my 3pm", an operation's
 summary says "Delete an appointment"). The adapters learn that step from pairs of many APIs at once, with
 each API's other operations as the negatives that matter (`MultipleNegativesRankingLoss` with a hard
-negative), so a new API needs no training of its own. They are about 1 MB, shipped under `weights/`, and
+negative), so a new API needs no training of its own. They are about 1.4 MB, shipped under `weights/`, and
 loaded over the packaged model where a REST pack has no retriever trained for it (`retrievers.build_retriever`).
 Trained by `nesyplan train-api-retriever`; an API held out of training (`--exclude`) is what it is judged on.
 
@@ -36,9 +36,7 @@ from pipeline.language.rest_corpus import RestCorpus, RestRequest  # noqa: F401 
 ADAPTER = Path(__file__).parent / "weights" / "api_retrieval"
 TRAINED_PIECES = 128  # an operation's words past this say little of which it is, and cost a CPU much to learn from
 LORA = {"r": 8, "lora_alpha": 16, "lora_dropout": 0.1, "target_modules": ["query", "key", "value", "dense"]}
-
-
-CALIBRATION = "calibration.json"
+CALIBRATION = "calibration.json"  # beside the adapters: the threshold shift and the cross-validation's figures
 
 
 @dataclass
