@@ -20,18 +20,18 @@ Trained by `nesyplan train-api-retriever`; an API held out of training (`--exclu
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from pipeline.language.encoder import embedding_model, packaged_embedding_model
 from pipeline.language.rest_corpus import RestCorpus, RestRequest  # noqa: F401 (the doctest's)
+from pipeline.retrieval.contrastive import fit_contrastive
 
 ADAPTER = Path(__file__).parent / "weights" / "api_retrieval"
 TRAINED_PIECES = 128  # an operation's words past this say little of which it is, and cost a CPU much to learn from
@@ -72,10 +72,14 @@ def training_triples(corpus: RestCorpus, exclude: set[str], seed: int,
 
 
 def _nearness(model):
-    """How near the model places a text to each of some words (cosine), for the hard negatives."""
+    """How near the model places a text to each of some words (cosine), for the hard negatives. The words
+    (an API's operations) are encoded once, not once per request."""
+    @lru_cache(maxsize=64)
+    def encoded(words: tuple[str, ...]):
+        return model.encode(list(words), normalize_embeddings=True, show_progress_bar=False)
+
     def score(text: str, words: list[str]) -> list[float]:
-        vectors = model.encode([text, *words], normalize_embeddings=True, show_progress_bar=False)
-        return list(vectors[1:] @ vectors[0])
+        return list(encoded(tuple(words)) @ model.encode(text, normalize_embeddings=True, show_progress_bar=False))
     return score
 
 
@@ -110,30 +114,17 @@ def train_api_retriever(corpus: RestCorpus, threshold: float, out: Path = ADAPTE
 
 
 def _fit(corpus: RestCorpus, out: Path, exclude: set[str], epochs: int, batch_size: int, seed: int) -> int:
-    from datasets import Dataset
     from peft import LoraConfig, get_peft_model
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.sentence_transformer import losses
-    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
     model = embedding_model(packaged_embedding_model(), fresh=True)
     triples = training_triples(corpus, exclude, seed, _nearness(model))
     if not triples:
         raise ValueError("no request to learn from: the corpus is empty or every API is excluded")
     random.Random(seed).shuffle(triples)
-    data = Dataset.from_dict({"anchor": [a for a, _, _ in triples], "positive": [p for _, p, _ in triples],
-                              "negative": [n for _, _, n in triples]})
     adapted = get_peft_model(model[0].auto_model, LoraConfig(**LORA))  # the adapters go into its layers
     model.max_seq_length = TRAINED_PIECES
-    loss = losses.MultipleNegativesRankingLoss(model)
-    with tempfile.TemporaryDirectory(prefix="nesyplan-api-retriever-") as scratch:
-        args = SentenceTransformerTrainingArguments(
-            output_dir=scratch, num_train_epochs=epochs, per_device_train_batch_size=batch_size,
-            learning_rate=2e-4, warmup_steps=0.1, seed=seed, report_to="none", save_strategy="no",
-            logging_strategy="no", batch_sampler=BatchSamplers.NO_DUPLICATES, disable_tqdm=True,
-            use_cpu=not _cuda())
-        with contextlib.redirect_stdout(sys.stderr):
-            SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss).train()
+    fit_contrastive(model, {"anchor": [a for a, _, _ in triples], "positive": [p for _, p, _ in triples],
+                            "negative": [n for _, _, n in triples]}, epochs, batch_size, 2e-4, seed)
     out.mkdir(parents=True, exist_ok=True)
     adapted.save_pretrained(str(out))  # the adapters alone, in peft's files
     return len(triples)
@@ -215,8 +206,3 @@ def _load(folder: Path):
     model.eval()
     return model
 
-
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()

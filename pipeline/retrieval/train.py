@@ -10,15 +10,14 @@ where the retriever finds it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.packs.pack import Pack
+from pipeline.retrieval.contrastive import fit_contrastive
 from pipeline.retrieval.metrics import evaluate_retrieval, gold_goals
 from pipeline.retrieval.retrievers import (TRAINED_DIR, DenseRetriever, embedding_model, goal_documents,
                                            packaged_embedding_model)
@@ -75,16 +74,6 @@ def train_retriever(pack: Pack, train_file: Path | None = None, epochs: int = 3,
                     seed: int = 0, output: Path | None = None) -> TrainingReport:
     import time
 
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-
-    try:  # sentence-transformers >= 6 moved these; older releases have them at the top level
-        from sentence_transformers.sentence_transformer import losses
-        from sentence_transformers.sentence_transformer.training_args import BatchSamplers
-    except ImportError:
-        from sentence_transformers import losses
-        from sentence_transformers.training_args import BatchSamplers
-
     start = time.perf_counter()
     pairs = labelled_requests(pack, train_file)
     if not pairs:
@@ -93,21 +82,13 @@ def train_retriever(pack: Pack, train_file: Path | None = None, epochs: int = 3,
     train, held = split(pairs)
     before = _recall(pack, None, held) if held else {}
     summaries = dict(goal_documents(pack, frozenset(e for e, _ in pairs)))
-    data = Dataset.from_dict({"anchor": [q for q, _ in train], "positive": [summaries[g] for _, g in train]})
     # A fresh copy of the packaged model: training must not change the one other packs use.
     model = embedding_model(packaged_embedding_model(), fresh=True)
-    # In-batch negatives: the other goals' summaries in the batch. No batch holds one summary twice, or a
-    # goal's own summary would count as a negative for it.
-    loss = losses.MultipleNegativesRankingLoss(model)
     scratch = tempfile.mkdtemp(prefix="nesyplan-train-")
     try:
-        args = SentenceTransformerTrainingArguments(
-            output_dir=scratch, num_train_epochs=epochs, per_device_train_batch_size=batch_size,
-            learning_rate=2e-5, warmup_steps=0.1, seed=seed, report_to="none", save_strategy="no",
-            logging_strategy="no", batch_sampler=BatchSamplers.NO_DUPLICATES, disable_tqdm=True,
-            use_cpu=not _cuda())
-        with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its log; stdout stays the report's
-            SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss).train()
+        # In-batch negatives: the other goals' summaries in the batch.
+        fit_contrastive(model, {"anchor": [q for q, _ in train], "positive": [summaries[g] for _, g in train]},
+                        epochs, batch_size, 2e-5, seed)
         output = output or pack.yaml_path.parent / TRAINED_DIR
         staged = Path(scratch) / "model"
         model.save(str(staged))
@@ -120,8 +101,3 @@ def train_retriever(pack: Pack, train_file: Path | None = None, epochs: int = 3,
     return TrainingReport(pairs=len(train), held_out=len(held), before=before, after=after, saved_to=str(output),
                           seconds=round(time.perf_counter() - start, 1))
 
-
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()

@@ -86,3 +86,24 @@ def test_the_shipped_encoder_is_small_and_says_how_it_was_measured():
     assert sum(p.stat().st_size for p in ADAPTER.iterdir()) < 3_000_000
     calibration = json.loads((ADAPTER / "calibration.json").read_text())
     assert calibration["cross_validation"]["apis"] >= 15
+
+
+def test_a_fit_writes_adapters_that_load_over_the_packaged_model(tmp_path):
+    import numpy as np
+
+    from pipeline.retrieval.api_encoder import _fit, _load
+
+    corpus = RestCorpus(goals={"shop": {"a": "add order", "l": "list orders", "d": "delete order"},
+                               "zoo": {"f": "feed animal", "w": "weigh animal"}},
+                        requests=[RestRequest("shop", "cancel order 4", ["d"]), RestRequest("shop", "new order", ["a"]),
+                                  RestRequest("zoo", "give the lion dinner", ["f"]),
+                                  RestRequest("zoo", "how heavy is the bear", ["w"])])
+    # a few steps: the first is warm-up, at a rate of nothing, and the adapters start at no change
+    assert _fit(corpus, tmp_path, exclude=set(), epochs=4, batch_size=2, seed=0) == 4
+    assert has_adapter(tmp_path)
+    texts = ["cancel order 4", "delete order"]
+    trained = _load(tmp_path).encode(texts, normalize_embeddings=True)
+    packaged = embedding_model().encode(texts, normalize_embeddings=True)
+    assert not np.allclose(trained, packaged, atol=1e-4)  # the adapters changed what it reads
+    with pytest.raises(ValueError, match="no request to learn from"):
+        _fit(corpus, tmp_path / "none", exclude={"shop", "zoo"}, epochs=1, batch_size=4, seed=0)
