@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pipeline.language.words import FUNCTION_WORDS, NAME_LABELS, pack_words, word_lists
+from pipeline.language.words import FUNCTION_WORDS, NAME_LABELS, pack_words, word_list, word_lists
 from pipeline.values.normalizers import _TITLES
 from pipeline.values.spans import TOKEN
 
@@ -36,7 +36,8 @@ def _labels(labels) -> str:
 
 _PART_NAMED = r"\b(" + _labels(_PARTS["given"]) + "|" + _labels(_PARTS["family"]) + ")"  # the group: which part
 _LABEL_TAIL = r"\s*(?:is\s+|[:=]\s*)?"  # "last name Shah", "surname is Shah", "surname: Shah"
-_FAMILY_LABEL = re.compile(r"\b(?:" + _labels(_PARTS["family"]) + r"|mr|mrs|ms|miss|mx|dr|prof|mister)\b\.?"
+_FAMILY_LABEL = re.compile(r"\b(?:" + _labels(_PARTS["family"]) + "|" + "|".join(sorted(word_list("honorifics")))
+                           + r")\b\.?"
                            + _LABEL_TAIL + "$", re.IGNORECASE)
 PART_LABEL = re.compile(_PART_NAMED + _LABEL_TAIL + "$", re.IGNORECASE)
 _LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no preposition or article

@@ -1674,7 +1674,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 _LABELLED = re.compile(f"{CONTACT.pattern}|{WEB_ADDRESS.pattern}", re.IGNORECASE)  # a contact or a web address
-_TITLE = re.compile(r"\b(?:mr|mrs|ms|dr|prof|st|jr|sr)\.(?=\s)", re.I)
+_TITLE = re.compile(r"\b(?:" + "|".join(sorted(word_list("honorifics", "dotted"))) + r")\.(?=\s)", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+[^;:?!]{1,30}?\s+and\s+(?=\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
                       r"[a-z]*\b|(?:the\s+)?(?:end|start|beginning|middle|first|last)\b)", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
