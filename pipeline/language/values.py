@@ -221,7 +221,7 @@ def _done_by(verb: str, word: str) -> bool:
                for root in (verb[:-2], verb[:-1]))
 
 
-NEGATIONS = {"no", "not", "non", "without"}
+NEGATIONS = word_list("negations")
 
 
 def names_itself(span: str, argument: str) -> bool:
