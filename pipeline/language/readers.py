@@ -507,7 +507,11 @@ class Reader:
     words could be one, so they are taken only when asked for; `judged(words)`: whether the slot head may
     drop a reading of these words it finds unlikely (it learned from SGD's slots, which hold numbers but no
     id written with letters or marks: "4ef9a417-02e9-…", "#14"); `moment`: a single day or time, of which a
-    call may take a range (`values._moments_in_order`)."""
+    call may take a range (`values._moments_in_order`). What its consumers ask of a type, so that none
+    compares a normaliser's name: `closed`, its values are a set of choices the words name one of;
+    `prose`, the user's own words (a note), which a clause pointed back at never gives; `searches`, the
+    words a search finds things by; `ends`, an IR predicate giving both ends of a range at once;
+    `parts`, an IR predicate giving a person's name's parts."""
     spans: Callable[[Scene, str, object], Readings]
     whole: Callable[[str, object, date], object]
     family: str
@@ -515,11 +519,16 @@ class Reader:
     free: bool = False
     judged: Callable[[str], bool] = lambda words: True
     moment: bool = False
+    closed: bool = False
+    prose: bool = False
+    searches: bool = False
+    ends: bool = False
+    parts: bool = False
 
 
 READERS: dict[str, Reader] = {
     "date": Reader(_date_spans, _whole_period, "date", forced=True, moment=True),
-    "period": Reader(_period_spans, _whole_period, "date", forced=True),  # an IR predicate giving two dates
+    "period": Reader(_period_spans, _whole_period, "date", forced=True, ends=True),  # an IR predicate giving two dates
     "future_date": Reader(_future_date_spans, _whole_future_day, "date", moment=True),
     # A day with its time is a moment whatever the words around it: SGD's slots hold days and times apart,
     # and the slot head gave "June 12 at 4:30 pm" 0.0001 for a field starting a session.
@@ -538,14 +547,14 @@ READERS: dict[str, Reader] = {
     "phone": Reader(_normalised_spans, _whole_normalised, "phone", forced=True,
                     judged=lambda words: not (NORMALIZERS["phone"](words) or "").startswith("+")),
     "e164": Reader(_normalised_spans, _whole_normalised, "phone", forced=True, judged=lambda words: False),
-    "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True),
+    "choice": Reader(_choice_spans, _whole_normalised, "choice", forced=True, closed=True),
     # SGD's slots hold no web address for the head to learn one from.
     "url": Reader(_web_address_spans, _whole_normalised, "url", forced=True, judged=lambda words: False),
-    "lowercase_text": Reader(_lowercase_text_spans, _whole_normalised, "lowercase_text", free=True),
+    "lowercase_text": Reader(_lowercase_text_spans, _whole_normalised, "lowercase_text", free=True, prose=True),
     "title_text": Reader(_title_text_spans, _whole_normalised, "title_text", free=True),
-    "search_text": Reader(_search_text_spans, _whole_normalised, "title_text", free=True),
+    "search_text": Reader(_search_text_spans, _whole_normalised, "title_text", free=True, searches=True),
     "person_name": Reader(_person_name_spans, _whole_normalised, "person_name", free=True),
-    "full_name": Reader(_full_name_spans, _whole_none, "person_name", free=True),  # an IR predicate giving a name's parts
+    "full_name": Reader(_full_name_spans, _whole_none, "person_name", free=True, parts=True),  # an IR predicate giving a name's parts
 }
 
 

@@ -432,7 +432,7 @@ def names_a_value(pack, reading, among=None) -> bool:
     whatever words surround it. Yes/no and numbers are no such words. `among`: the arguments in play,
     where not all of the pack's are (a REST pack's: another operation's list says nothing here)."""
     spec = pack.spec.arguments.get(reading.argument)
-    if spec is None or spec.normalizer != "choice":
+    if spec is None or not reader(spec.normalizer).closed:
         return False
     written, value = reading.text.lower(), re.sub(r"[\s_-]+", " ", reading.value.lower())
     as_written = {value, value + "s", value + "es"}  # "suites" of SUITE, "credit card" of CREDIT_CARD
@@ -441,7 +441,7 @@ def names_a_value(pack, reading, among=None) -> bool:
         return False
     if reading.value in ("True", "False", "None") or reading.value.isdigit():
         return False
-    return not any(other.normalizer == "choice" and reading.value in (other.values or [])
+    return not any(reader(other.normalizer).closed and reading.value in (other.values or [])
                    for name, other in pack.spec.arguments.items()
                    if name != reading.argument and (among is None or name in among))
 

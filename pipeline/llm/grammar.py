@@ -66,7 +66,7 @@ def _choice_candidates(spec: ArgumentType, text: str, tokens: list[re.Match]) ->
 
 def _names_person(pack: Pack, predicate: str, candidates: dict[str, list[str]]) -> bool:
     """Whether a full-name predicate has a whole name written as one among the goal's values."""
-    return pack.value_spec(predicate).normalizer == "full_name" and any(
+    return reader(pack.value_spec(predicate).normalizer).parts and any(
         written_as_name(v) for v in candidates.get(predicate, []))
 
 
@@ -98,7 +98,7 @@ def _without_references(pack: Pack, candidates: dict[str, list[str]], others: li
     naming = set().union(*(_naming_words(pack, g) for g in others)) if others else set()
     result = dict(candidates)
     for name, spec in pack.spec.arguments.items():
-        if spec.normalizer != "choice" or not any(_feeds(pack, g, spec) for g in others):
+        if not reader(spec.normalizer).closed or not any(_feeds(pack, g, spec) for g in others):
             continue
         # The candidates are the words and the values they read as; a value may be written as itself ("tax").
         kept = [v for v in candidates[name] if not any(_stem(w.lower()) in naming for w in TOKEN.findall(v))]
@@ -192,7 +192,7 @@ def _with_context(pack: Pack, own: dict[str, list[str]], context: dict[str, list
     about is seldom what the goal's free text names."""
     def free_text(name: str) -> bool:
         spec = pack.spec.arguments.get(name)
-        return spec is not None and spec.normalizer == "lowercase_text"
+        return spec is not None and reader(spec.normalizer).prose
     return {**own, **{name: values for name, values in context.items()
                       if values and not own.get(name) and not free_text(name)}}
 
@@ -320,7 +320,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                 tokens = list(TOKEN.finditer(joined))
                 pointed_at.update({name: _choice_candidates(spec, joined, tokens)
                                    for name, spec in pack.spec.arguments.items()
-                                   if spec.normalizer == "choice" and not pointed_at.get(name)})
+                                   if reader(spec.normalizer).closed and not pointed_at.get(name)})
             by_position[i] = _with_context(pack, by_position[i], pointed_at)
     if fixed and judged and sources:
         by_position = _with_the_rest(by_position, whole, query, apart=in_play is not None)
@@ -351,7 +351,7 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
         candidates = by_position.get(position, whole)
         # A whole name is what gives its parts, never one part ("Ana Ruiz" is no family name).
         wholes = {v for extra, spec in pack.spec.ir_extra.items() if argument in spec.gives
-                  and spec.normalizer == "full_name" for v in candidates.get(extra, []) if written_as_name(v)}
+                  and reader(spec.normalizer).parts for v in candidates.get(extra, []) if written_as_name(v)}
         options = [_literal(_asp_string(v)) for v in candidates.get(argument, []) if v not in wholes]
         spec = pack.spec.arguments.get(argument)
         if spec is not None and spec.accepts_output and count > 1:
@@ -394,13 +394,13 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                 # period in the words gives every end or none: "expenses for 2024" is no end date alone.
                 one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]])
                               for i in range(len(each))]
-                if extra_spec.normalizer == "period" and len(by_position.get(position, whole).get(extra, [])) == 1:
+                if reader(extra_spec.normalizer).ends and len(by_position.get(position, whole).get(extra, [])) == 1:
                     one_by_one = [" ".join(f"({f})" for f in each)] if len(each) == len(extra_spec.gives) else []
                 alternatives = ([together] if together else []) + one_by_one
                 if fixed and together and _names_person(pack, extra, by_position.get(position, whole)):
                     alternatives = [together]  # written whole ("Ana Ruiz"): the name, not a guess at its parts
                 labelled = labelled_parts(sources[position - 1] if sources else query) \
-                    if fixed and extra_spec.normalizer == "full_name" else set()
+                    if fixed and reader(extra_spec.normalizer).parts else set()
                 if labelled and len(each) == len(extra_spec.gives):
                     # Parts the words label ("first name Ana, last name Ruiz") are written, each as its part.
                     parts.append(" ".join(f"({f})" if i in labelled else f"({f})?" for i, f in enumerate(each)))

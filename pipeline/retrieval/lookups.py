@@ -34,6 +34,7 @@ The planner decides whether calling it costs less than asking the user (`stages.
 from __future__ import annotations
 
 from pipeline.language.names import names_a_person
+from pipeline.language.readers import reader
 from pipeline.language.picks import named_itself, own_name_phrase, picks_said, resources_named, stems, value_said
 from pipeline.language.words import PERSON_NOUNS, says_its_own
 from pipeline.packs.pack import Pack
@@ -274,7 +275,7 @@ def _search_of(pack: Pack, kind: str, resource: str, argument: str) -> str | Non
             continue
         # what it needs, else the words it finds by where they are optional (`GET /products?query=`)
         needs = [a for a in api.arguments if a not in api.optional] or \
-            [a for a in api.arguments if pack.spec.arguments[a].normalizer == "search_text"]
+            [a for a in api.arguments if reader(pack.spec.arguments[a].normalizer).searches]
         if needs and all(not pack.spec.arguments[a].accepts_output for a in needs):
             try:
                 return pack.goal_of_api(name)

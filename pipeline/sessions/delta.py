@@ -128,7 +128,7 @@ def told_before(pack: Pack, state: SessionState, predicate: str) -> str | None:
 
 def _covers_more(pack: Pack, predicate: str, text: str, today: date) -> bool:
     """Whether a period-like fact's words give more than the one slot asked: several days, a whole name."""
-    if pack.spec.ir_extra[predicate].normalizer == "period":
+    if reader(pack.spec.ir_extra[predicate].normalizer).ends:
         period = dates.resolve_period(text, today)
         return period is not None and period.start != period.end
     return len(text.split()) > 1

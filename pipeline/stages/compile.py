@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import jinja2
 
+from pipeline.language.readers import reader
 from pipeline.packs.flows import api_constant
 from pipeline.packs.pack import Pack
 from pipeline.records import Materialized, TaskPDDL
@@ -98,7 +99,7 @@ def compile_task(materialized: Materialized, pack: Pack, lookups: frozenset[str]
 
 def _searched_with(argument: str, pack: Pack) -> bool:
     spec = pack.spec.arguments.get(argument)
-    return spec is not None and spec.normalizer == "search_text"
+    return spec is not None and reader(spec.normalizer).searches
 
 
 def _worded(goal, pack: Pack) -> bool:

@@ -117,3 +117,42 @@ def test_a_number_that_begins_a_name_is_no_identifier_and_the_name_is_read_whole
     assert read("a poster of 4 Quiet Rooms", "query") == ["4 Quiet Rooms"]  # whole, not its capitalised part
     assert read("a poster of show 4417", "show_id") == ["4417"]
     assert read("the poster of show 4417 please", "show_id") == ["4417"]
+
+
+def _normaliser_name_comparisons() -> list[str]:
+    """`path:line` of each comparison of a normaliser's name with a written name outside the readers table."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+
+    def named_normalizer(node) -> bool:
+        return isinstance(node, ast.Name) and node.id == "normalizer" \
+            or isinstance(node, ast.Attribute) and node.attr == "normalizer"
+
+    def written(node) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return bool(node.elts) and all(written(e) for e in node.elts)
+        return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+    found = []
+    for path in sorted((root / "pipeline").rglob("*.py")):
+        if path.name == "readers.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(named_normalizer(s) for s in sides) and any(written(s) for s in sides):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+# Where a type's name may be compared: the importers choose and check the types they write; values/canonical.py
+# writes a value in its type's one form and language/names.py reads a name's parts: the table is built on both.
+NAMING_TYPES = ("pipeline/authoring/", "pipeline/values/canonical.py:", "pipeline/language/names.py:")
+
+
+def test_what_a_consumer_asks_of_a_type_is_the_readers_table_not_its_name():
+    found = _normaliser_name_comparisons()
+    assert [f for f in found if not f.startswith(NAMING_TYPES)] == []
+    assert any(f.startswith("pipeline/authoring/") for f in found)  # the scan sees comparisons where they are
