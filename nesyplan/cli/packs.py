@@ -159,7 +159,7 @@ def train_api_retriever_command(corpus: Optional[Path] = typer.Option(None, exis
                                                                            "default: the package's)"),
                                 out: Optional[Path] = typer.Option(None, help="where the adapters go (default: "
                                                                               "the package's, what runs use)"),
-                                epochs: int = typer.Option(2, min=1),
+                                epochs: int = typer.Option(4, min=1),
                                 folds: int = typer.Option(3, min=0, help="cross-validation over the APIs first "
                                                                          "(0 or 1: none; the threshold is then "
                                                                          "the packaged model's)"),
