@@ -64,9 +64,10 @@ def training_triples(corpus: RestCorpus, exclude: set[str], seed: int,
         others = sorted(g for g in words if g not in request.goals)
         if not others:
             continue
-        if nearness is not None:
-            scores = nearness(request.text, [words[g] for g in others])
-            other = others[max(range(len(others)), key=scores.__getitem__)]
+        if nearness is not None:  # every operation of the API scored, the same list for each of its requests
+            names = sorted(words)
+            scores = dict(zip(names, nearness(request.text, [words[g] for g in names])))
+            other = max(others, key=scores.__getitem__)
         for goal in request.goals:
             triples.append((request.text, words[goal], words[other if nearness is not None else rng.choice(others)]))
     return triples
@@ -74,7 +75,7 @@ def training_triples(corpus: RestCorpus, exclude: set[str], seed: int,
 
 def _nearness(model):
     """How near the model places a text to each of some words (cosine), for the hard negatives. The words
-    (an API's operations) are encoded once, not once per request."""
+    (all of an API's operations) are encoded once, not once per request."""
     @lru_cache(maxsize=64)
     def encoded(words: tuple[str, ...]):
         return model.encode(list(words), normalize_embeddings=True, show_progress_bar=False)
