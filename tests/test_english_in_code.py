@@ -26,7 +26,7 @@ _REGEX_CALLS = {"compile", "search", "match", "fullmatch", "sub", "subn", "finda
 
 def lexicon_words() -> tuple[set[str], set[str]]:
     """(closed-class words, every word of the lexicon): the words of every string its files hold."""
-    import yaml
+    from pipeline.language.words import _lexicon, known_lists
 
     def strings(node):
         if isinstance(node, str):
@@ -39,10 +39,10 @@ def lexicon_words() -> tuple[set[str], set[str]]:
                 yield from strings(item)
 
     closed, every = set(), set()
-    for path in LEXICON.glob("*.yaml"):
-        words = {w for s in strings(yaml.safe_load(path.read_text(encoding="utf-8"))) for w in re.findall(r"[a-z']+", s.lower())}
+    for name in known_lists():
+        words = {w for s in strings(_lexicon(name)) for w in re.findall(r"[a-z']+", s.lower())}
         every |= words
-        if path.stem in CLOSED_CLASSES:
+        if name in CLOSED_CLASSES:
             closed |= words
     return closed, every
 

@@ -596,29 +596,21 @@ SHOWS = {"openapi": "3.0.3", "info": {"title": "Shows"}, "paths": {
 }}
 
 
-def test_a_request_of_one_clause_in_the_domain_with_its_values_is_not_refused_without_them(tmp_path, monkeypatch):
+def test_a_request_of_one_clause_in_the_domain_with_its_values_is_not_refused_without_them(tmp_path):
     """The clause is judged without its values ("the second episode of the third season"), which lowers its
     score below the threshold; the whole request, values said, scores in the domain and the goal head vouches
     for the clause: that one clause is the request, and its goal is planned (the head's judgement of the
     whole request may fall short on a mark alone: a question mark). The packaged model's scores make that
     case (the encoder trained on other APIs' requests scores the clause in the domain by itself)."""
     from pipeline.retrieval.retrievers import get_retriever
-    from pipeline.settings import settings
 
-    monkeypatch.setenv("NESYPLAN_API_RETRIEVAL", "false")
-    settings.cache_clear()
-    try:
-        with using_packs_root(_imported(tmp_path, SHOWS, "shows")):
-            retriever = get_retriever(load_pack("shows"))
-            words = "What did the second episode of the third season of Night Harbor show?"
-            clause = retriever.clauses(words)[0]
-            assert retriever._best_for_clause(clause, retriever.first_threshold)[0].score < retriever.first_threshold
-            assert [g.goal for g in retriever._by_clause(words, None, None, 3)] == ["get_episode"]
-            assert retriever.by_clause("what is the weather like in Lisbon tomorrow") == []
-    finally:
-        monkeypatch.delenv("NESYPLAN_API_RETRIEVAL")
-        settings.cache_clear()
-    with using_packs_root(tmp_path / "packs"):
+    with using_packs_root(_imported(tmp_path, SHOWS, "shows")):
+        retriever = get_retriever(load_pack("shows"), model="packaged")
+        words = "What did the second episode of the third season of Night Harbor show?"
+        clause = retriever.clauses(words)[0]
+        assert retriever._best_for_clause(clause, retriever.first_threshold)[0].score < retriever.first_threshold
+        assert [g.goal for g in retriever._by_clause(words, None, None, 3)] == ["get_episode"]
+        assert retriever.by_clause("what is the weather like in Lisbon tomorrow") == []
         trained = get_retriever(load_pack("shows"))
         assert [g.goal for g in trained.by_clause(words)] == ["get_episode"]
         assert trained.by_clause("what is the weather like in Lisbon tomorrow") == []
