@@ -159,23 +159,27 @@ def train_api_retriever_command(corpus: Optional[Path] = typer.Option(None, exis
                                                                            "default: the package's)"),
                                 out: Optional[Path] = typer.Option(None, help="where the adapters go (default: "
                                                                               "the package's, what runs use)"),
-                                epochs: int = typer.Option(4, min=1),
+                                epochs: Optional[int] = typer.Option(None, min=1, help="default: the shipped "
+                                                                                        "encoder's"),
                                 folds: int = typer.Option(3, min=0, help="cross-validation over the APIs first "
                                                                          "(0 or 1: none; the threshold is then "
                                                                          "the packaged model's)"),
                                 exclude: list[str] = typer.Option([], help="APIs not learned from"),
+                                rows: Optional[Path] = typer.Option(None, dir_okay=False,
+                                                                    help="write each held-out request's ranking "
+                                                                         "here (JSON)"),
                                 json_out: bool = typer.Option(False, "--json")) -> None:
     """Train the retrieval encoder of imported APIs on requests to many APIs; print how it ranks the
     requests of APIs held out of its training, beside the packaged model."""
     from dataclasses import asdict
 
     from pipeline.language.rest_corpus import REST_CORPUS, read_corpus
-    from pipeline.retrieval.api_encoder import ADAPTER, train_api_retriever
+    from pipeline.retrieval.api_encoder import ADAPTER, EPOCHS, train_api_retriever
     from pipeline.retrieval.retrievers import FIRST_THRESHOLD
 
     report = _trained("the retrieval encoder", lambda progress: train_api_retriever(
-        read_corpus(corpus or REST_CORPUS), FIRST_THRESHOLD, out or ADAPTER, set(exclude), epochs=epochs,
-        folds=folds, progress=progress))
+        read_corpus(corpus or REST_CORPUS), FIRST_THRESHOLD, out or ADAPTER, set(exclude),
+        epochs=epochs or EPOCHS, folds=folds, rows_out=rows, progress=progress))
     if json_out:
         print(json.dumps(asdict(report), indent=2))
         return

@@ -60,7 +60,11 @@ def corpus_from(documents: Path, requests: Path) -> tuple[RestCorpus, list[str]]
                 if any(k not in by_call for k in keys):
                     left_out.append(f"{api}: {case['request']!r} needs an operation the import left out")
                     continue
-                corpus.requests.append(RestRequest(api, case["request"], [by_call[k] for k in keys]))
+                values = {str(k): str(v) for k, v in (case.get("values") or {}).items()}
+                missing = [v for v in values.values() if v not in case["request"]]
+                if missing:
+                    raise ValueError(f"{requests}: {api}: {missing[0]!r} is not written in {case['request']!r}")
+                corpus.requests.append(RestRequest(api, case["request"], [by_call[k] for k in keys], values))
             corpus.goals[api] = words
     return corpus, left_out
 

@@ -34,6 +34,9 @@ class RestRequest:
     api: str
     text: str
     goals: list[str]  # the operations it needs, as the imported pack names them; none: out of scope
+    # the values it gives, as written, under the names the document gives their parameters or body fields:
+    # what a reader of values for imported APIs can learn spans from (none recorded for the first 31 APIs)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,9 +66,17 @@ class RestCorpus:
 
     def save(self, path: Path = REST_CORPUS) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"goals": self.goals, "requests": [asdict(r) for r in self.requests]},
+        path.write_text(json.dumps({"goals": self.goals, "requests": [_written(r) for r in self.requests]},
                                    indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         return path
+
+
+def _written(request: RestRequest) -> dict:
+    """A request as the file holds it: no `values` where it gives none, so the file stays as it was."""
+    row = asdict(request)
+    if not row["values"]:
+        del row["values"]
+    return row
 
 
 def read_corpus(path: Path = REST_CORPUS) -> RestCorpus:

@@ -87,12 +87,13 @@ def _nearness(model):
 
 def train_api_retriever(corpus: RestCorpus, threshold: float, out: Path = ADAPTER, exclude: set[str] = frozenset(),
                         epochs: int = EPOCHS, batch_size: int = 32, seed: int = 0, folds: int = 3,
-                        progress=lambda _m: None) -> ApiRetrieverReport:
+                        rows_out: Path | None = None, progress=lambda _m: None) -> ApiRetrieverReport:
     """Fit the adapters on the corpus' requests (those of APIs in `exclude` left out) and write them to
     `out` (peft's adapter files), after measuring them by `folds`-fold cross-validation over the APIs
     (0: none): each fold's APIs held out of a training of their own, then ranked by it. What that measures
     also sets the trained encoder's threshold against the packaged model's `threshold` (`dense_shift`),
-    written beside the adapters."""
+    written beside the adapters. `rows_out`: where each held-out request's ranking goes (JSON), to judge
+    the folds on a part of the APIs (those added since an earlier training, say)."""
     started = time.perf_counter()
     measured = None
     if folds > 1:
@@ -104,6 +105,8 @@ def train_api_retriever(corpus: RestCorpus, threshold: float, out: Path = ADAPTE
             with tempfile.TemporaryDirectory(prefix="nesyplan-api-fold-") as scratch:
                 _fit(corpus, Path(scratch), set(exclude) | held, epochs, batch_size, seed)
                 measured += ranked_held_out(corpus, held, _load(Path(scratch)))
+        if rows_out:
+            rows_out.write_text(json.dumps(measured, indent=1) + "\n", encoding="utf-8")
     progress("training on every API")
     triples = _fit(corpus, out, set(exclude), epochs, batch_size, seed)
     figures = cross_validation_figures(measured, threshold) if measured else None

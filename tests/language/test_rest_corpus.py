@@ -54,6 +54,22 @@ def test_a_call_the_document_does_not_have_is_an_error_not_a_wrong_pair(tmp_path
         corpus_from(documents, requests)
 
 
+def test_values_are_kept_as_written_and_one_not_in_its_request_is_an_error(tmp_path):
+    documents, requests = _documents(tmp_path, [
+        {"request": "add the book Dune", "calls": ["POST /books"], "values": {"title": "Dune"}},
+        {"request": "show me all the books", "calls": ["GET /books"]}])
+    corpus, _ = corpus_from(documents, requests)
+    assert [r.values for r in corpus.requests] == [{"title": "Dune"}, {}]
+    saved = corpus.save(tmp_path / "corpus.json")
+    rows = json.loads(saved.read_text())["requests"]
+    assert rows[0]["values"] == {"title": "Dune"} and "values" not in rows[1]  # the file holds only what is given
+    assert [r.values for r in read_corpus(saved).requests] == [{"title": "Dune"}, {}]
+    requests.write_text(yaml.safe_dump({"specs": {"books": [
+        {"request": "add the book Dune", "calls": ["POST /books"], "values": {"title": "Dune Messiah"}}]}}))
+    with pytest.raises(ValueError, match="'Dune Messiah' is not written in"):
+        corpus_from(documents, requests)
+
+
 def test_each_request_meets_every_operation_of_its_api_and_strangers_of_others():
     corpus = RestCorpus(goals={"shop": {"a": "add order", "l": "list orders", "d": "delete order"},
                                "zoo": {"f": "feed animal", "c": "count animals"}},

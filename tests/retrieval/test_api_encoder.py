@@ -107,3 +107,20 @@ def test_a_fit_writes_adapters_that_load_over_the_packaged_model(tmp_path):
     assert not np.allclose(trained, packaged, atol=1e-4)  # the adapters changed what it reads
     with pytest.raises(ValueError, match="no request to learn from"):
         _fit(corpus, tmp_path / "none", exclude={"shop", "zoo"}, epochs=1, batch_size=4, seed=0)
+
+
+def test_the_folds_rank_each_api_only_by_a_training_that_left_it_out_and_can_write_their_rows(tmp_path):
+    from pipeline.retrieval.api_encoder import train_api_retriever
+
+    corpus = RestCorpus(goals={"shop": {"a": "add order", "d": "delete order"},
+                               "zoo": {"f": "feed animal", "w": "weigh animal"}},
+                        requests=[RestRequest("shop", "cancel order 4", ["d"]), RestRequest("shop", "new order", ["a"]),
+                                  RestRequest("zoo", "give the lion dinner", ["f"]),
+                                  RestRequest("zoo", "is the zoo open late", [])])
+    rows = tmp_path / "rows.json"
+    report = train_api_retriever(corpus, 0.3, tmp_path / "adapters", epochs=1, batch_size=2, folds=2, rows_out=rows)
+    written = json.loads(rows.read_text())
+    assert [(r["api"], r["goals"]) for r in written] == [(r.api, r.goals) for r in corpus.requests]
+    assert all(r["trained"]["best"] in corpus.goals[r["api"]] for r in written)
+    assert report.cross_validation["one_operation"] == 3 and report.cross_validation["out_of_scope"] == 1
+    assert json.loads((tmp_path / "adapters" / "calibration.json").read_text())["cross_validation"] is not None
