@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 
-import yaml
 
+from pipeline.values.lexicon import LEXICON, lexicon_file
 from pipeline.values.spans import TOKEN
 
 
-@lru_cache(maxsize=None)
-def _lexicon(name: str):
-    """`lexicon/<name>.yaml` as read, once."""
-    return yaml.safe_load(resources.files("pipeline.language").joinpath(f"lexicon/{name}.yaml").read_text("utf-8"))
+_lexicon = lexicon_file  # `lexicon/<name>.yaml` as read, once (the value readers read it so too)
 
 
 @lru_cache(maxsize=None)
@@ -48,8 +44,7 @@ def word_lists(name: str) -> dict[str, frozenset[str]]:
 
 def known_lists() -> list[str]:
     """The names of the English word lists (`lexicon/<name>.yaml`)."""
-    return sorted(p.name[:-5] for p in resources.files("pipeline.language").joinpath("lexicon").iterdir()
-                  if p.name.endswith(".yaml"))
+    return sorted(p.stem for p in LEXICON.glob("*.yaml"))
 
 
 def pack_word_list(pack, name: str) -> frozenset[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
 
+from pipeline.values.lexicon import alternation, words_of
 from pipeline.values.numbers import parse_number_words
 
 MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name}
@@ -26,7 +27,20 @@ ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "
             "last": 4}
 
 _MONTH_RE = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY_RE = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+
+
+def _said(part: str) -> tuple[str, ...]:
+    """A list of the dates lexicon (`language/lexicon/dates.yaml`)."""
+    return words_of("dates", part)
+
+
+def _any(part: str) -> str:
+    """A regex group matching any words of a list of the dates lexicon."""
+    return alternation(_said(part))
+
+
+_SUFFIX = _any("ordinal_suffixes")
+_DAY_RE = r"(?P<day>\d{1,2})" + _SUFFIX + "?"
 _YEAR_RE = r"(?P<year>\d{4}|'\d{2})"
 # Connectors that split a written span into its two ends, tried in this order.
 _SPAN_PATTERNS = [
@@ -98,17 +112,18 @@ def _clean(text: str) -> str:
     text = text.lower().replace("’", "'").strip()
     text = re.sub(r"[?!;]+", " ", text)
     text = re.sub(r"\s+", " ", text).strip(" .,")
-    text = re.sub(r"^(?:born(?: on)?|dob(?: is)?|date of birth(?: is)?)\s+", "", text)  # a birthday
-    text = re.sub(r"^(?:for|in|on|of|during|over|at)\s+", "", text)
-    text = re.sub(r"^(?:the|a)\s+", "", text)
+    text = re.sub("^" + _any("birthday_labels") + r"\s+", "", text)  # a birthday
+    text = re.sub("^" + _any("leading_words") + r"\s+", "", text)
+    text = re.sub("^" + _any("articles") + r"\s+", "", text)
     return text.strip()
 
 
 def _relative_year(text: str, today: date) -> tuple[str, int | None]:
     """Pull a year given in words ("of last year") or digits out of the text."""
-    for words, offset in (("last year", -1), ("previous year", -1), ("prior year", -1), ("this year", 0),
-                          ("current year", 0), ("next year", 1)):
-        pattern = rf"(?:\s*(?:of|in)\s+|\s+)?{words}(?:'s)?"
+    joins = _any("year_joins")
+    for words, offset in [(w, step) for part, step in (("year_before", -1), ("year_this", 0), ("year_after", 1))
+                          for w in _said(part)]:
+        pattern = rf"(?:\s*{joins}\s+|\s+)?{words}(?:'s)?"
         if re.search(pattern, text) and not re.fullmatch(rf"{words}", text):
             return re.sub(pattern, "", text).strip(), today.year + offset
     return text, None
@@ -116,14 +131,14 @@ def _relative_year(text: str, today: date) -> tuple[str, int | None]:
 
 def _relative(text: str, today: date) -> Period | None:
     """Periods computed from today: this/last/next month, quarter, half, year, week; year to date; N days."""
-    if text in {"today", "now"}:
+    if text in _said("now"):
         return Period(today, today)
     if text == "yesterday":
         return _relative(_clean("1 day ago"), today)
-    if text in {"day before yesterday", "the day before yesterday"}:
+    if text in _said("day_before_yesterday"):
         return _relative("2 days ago", today)
-    m = re.fullmatch(r"(?:about |around |some )?(?P<n>[\w\- ]+?) (?P<unit>days?|weeks?|months?|years?) (?:ago|back)",
-                     text)
+    m = re.fullmatch(rf"(?:{_any('approximately')} )?(?P<n>[\w\- ]+?) (?P<unit>{_any('units')}s?) "
+                     rf"{_any('back_from_now')}", text)
     if m and (n := parse_number_words(m["n"])) is not None:
         if m["unit"].startswith("year"):  # the year that many years back, whole
             return _year(today.year - int(n))
@@ -132,21 +147,21 @@ def _relative(text: str, today: date) -> Period | None:
             return _month(index // 12, index % 12 + 1)
         d = today - timedelta(days=int(n) * (7 if m["unit"].startswith("week") else 1))
         return Period(d, d)
-    m = re.fullmatch(r"(?:last|past|previous|trailing) (?P<n>[\w\- ]+?) (?P<unit>days?|weeks?)", text)
+    m = re.fullmatch(rf"{_any('trailing')} (?P<n>[\w\- ]+?) (?P<unit>{_any('trailing_units')}s?)", text)
     if m and (n := parse_number_words(m["n"])) is not None:
         days = int(n) * (7 if m["unit"].startswith("week") else 1)
         return Period(today - timedelta(days=days), today)
-    if text in {"year to date", "ytd", "so far this year", "this year so far", "year-to-date"}:
+    if text in _said("year_to_date"):
         return Period(date(today.year, 1, 1), today)
-    if text in {"month to date", "mtd", "so far this month"}:
+    if text in _said("month_to_date"):
         return Period(date(today.year, today.month, 1), today)
-    if text in {"quarter to date", "qtd", "so far this quarter"}:
+    if text in _said("quarter_to_date"):
         return Period(_quarter(today.year, (today.month - 1) // 3 + 1).start, today)
-    m = re.fullmatch(r"(?P<which>this|current|last|previous|prior|past|next) "
-                     r"(?P<unit>month|quarter|half|year|fiscal year|calendar year|week)", text)
+    which = alternation(_said("this") + _said("before") + _said("after"))
+    m = re.fullmatch(rf"(?P<which>{which}) (?P<unit>{_any('period_units')})", text)
     if not m:
         return None
-    step = {"this": 0, "current": 0, "next": 1}.get(m["which"], -1)
+    step = 0 if m["which"] in _said("this") else 1 if m["which"] in _said("after") else -1
     unit = m["unit"]
     if unit == "week":
         monday = today - timedelta(days=today.weekday()) + timedelta(weeks=step)
@@ -164,7 +179,7 @@ def _relative(text: str, today: date) -> Period | None:
 
 
 def _weekday(text: str, today: date) -> Period | None:
-    m = re.fullmatch(r"(?:(?P<last>last|past|previous) )?(?P<day>" + "|".join(WEEKDAYS) + ")", text)
+    m = re.fullmatch(rf"(?:(?P<last>{_any('weekday_before')}) )?(?P<day>" + "|".join(WEEKDAYS) + ")", text)
     if not m:
         return None
     back = (today.weekday() - WEEKDAYS[m["day"]]) % 7
@@ -178,8 +193,8 @@ def resolve_past_day(text: str, today: date) -> date | None:
     """A day its own words put behind today ("yesterday", "3 days ago", "last Friday"); None for any
     other words (a day named bare is ahead for `resolve_future_day`)."""
     text = _clean(text)
-    period = _relative(text, today) if text not in {"today", "now"} else None
-    if period is None and re.match(r"(?:last|past|previous) ", text):
+    period = _relative(text, today) if text not in _said("now") else None
+    if period is None and re.match(_any("weekday_before") + " ", text):
         period = _weekday(text, today)
     return period.start if period is not None and period.start == period.end else None
 
@@ -233,7 +248,7 @@ def _named_period(text: str, floating) -> Expression | None:
             n = int(m["n"]) if m.groupdict().get("n") else min(ORDINALS[m["o"]], 2)
             return floating(lambda y, n=n: _half(y, n), _full_year(m["y"]))
     # Years: 2022, FY21, FY 2021, fiscal year 2022, calendar year 2022.
-    if m := re.fullmatch(r"(?:fy|fiscal year|fiscal|calendar year|year|cy)?\s*'?(?P<y>\d{4}|\d{2})", text):
+    if m := re.fullmatch(_any("year_labels") + r"?\s*'?(?P<y>\d{4}|\d{2})", text):
         if len(m["y"]) == 4 or text != m["y"]:  # a bare two-digit number is no year
             return Expression(fixed=_year(_full_year(m["y"])))
     # Days and months in words: January 15, 2023; 15 Jan 2023; the 3rd of March; March; nov '23.
@@ -242,7 +257,7 @@ def _named_period(text: str, floating) -> Expression | None:
         if m := re.fullmatch(pattern, text):
             month, day = MONTHS[m["month"]], int(m["day"])
             return floating(lambda y: _day(y, month, day), _full_year(m["year"]))
-    if m := re.fullmatch(r"(?:month of\s+)?" + _MONTH_RE + year_tail, text):
+    if m := re.fullmatch(rf"(?:{_any('month_labels')}\s+)?" + _MONTH_RE + year_tail, text):
         month = MONTHS[m["month"]]
         return floating(lambda y: _month(y, month), _full_year(m["year"]))
     return None
@@ -342,16 +357,16 @@ def resolve_future_day(text: str, today: date) -> date | None:
     named without a year is its next occurrence; a full date is read as written."""
     cleaned = _clean(text)
     cleaned = re.sub(_PART_OF_DAY + "$", "", cleaned).strip()
-    if cleaned in {"today", "tonight", "this evening", "this afternoon", "this morning"}:
+    if cleaned in _said("today_ahead"):
         return today
     if re.fullmatch(_TOMORROW, cleaned):
         return today + timedelta(days=1)
-    if re.fullmatch(r"(?:the )?day after " + _TOMORROW, cleaned):
+    if re.fullmatch(_any("day_after") + " " + _TOMORROW, cleaned):
         return today + timedelta(days=2)
     if cleaned in _HOLIDAYS:
         return _next_on_or_after(*_HOLIDAYS[cleaned], today)
-    m = re.fullmatch(r"(?:(?:this|next|coming|this coming) )?(?P<day>" + "|".join(WEEKDAYS) + r")"
-                     r"(?: the (?P<n>\d{1,2})(?:st|nd|rd|th)?)?", cleaned)
+    m = re.fullmatch(rf"(?:{_any('weekday_ahead')} )?(?P<day>" + "|".join(WEEKDAYS) + r")"
+                     rf"(?: {_any('weekday_joins')} (?P<n>\d{{1,2}}){_SUFFIX}?)?", cleaned)
     if m:
         if m["n"]:  # "friday the 31st": the next 31st that is a Friday, within a year
             for offset in range(0, 400):
@@ -362,13 +377,15 @@ def resolve_future_day(text: str, today: date) -> date | None:
         ahead = (WEEKDAYS[m["day"]] - today.weekday()) % 7
         return today + timedelta(days=ahead or (7 if cleaned.startswith("next") else 0))
     days = "|".join(WEEKDAYS)
-    m = (re.fullmatch(rf"(?:on )?(?P<day>{days})(?: of)? (?P<week>this|next) week", cleaned)
-         or re.fullmatch(rf"(?P<week>this|next) week(?: on)? (?P<day>{days})", cleaned))
+    on, of, which, week = (_any(part) for part in ("week_days_on", "week_days_of", "this_or_next", "week"))
+    m = (re.fullmatch(rf"(?:{on} )?(?P<day>{days})(?: {of})? (?P<week>{which}) {week}", cleaned)
+         or re.fullmatch(rf"(?P<week>{which}) {week}(?: {on})? (?P<day>{days})", cleaned))
     if m:  # "friday next week": that day of the week after this one (weeks begin on Monday)
-        monday = today - timedelta(days=today.weekday()) + timedelta(days=7 if m["week"] == "next" else 0)
+        ahead = m["week"] in _said("after")
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=7 if ahead else 0)
         day = monday + timedelta(days=WEEKDAYS[m["day"]])
         return day if day >= today else None
-    m = re.fullmatch(r"(?P<n>\d{1,2})(?:st|nd|rd|th)", cleaned)
+    m = re.fullmatch(r"(?P<n>\d{1,2})" + _SUFFIX, cleaned)
     if m:  # "the 9th": the next such day of a month
         for ahead in range(13):
             index = today.year * 12 + today.month - 1 + ahead
