@@ -2,7 +2,7 @@
 (one home for it), and `values` sits below `language` in the layers, so the files are read by their path and
 nothing above this package is imported.
 
->>> "yesterday" in words_of("dates", "yesterday")
+>>> "ago" in words_of("dates", "back_from_now")
 True
 >>> re.fullmatch(alternation(["this", "this coming"]), "this coming") is not None
 True
