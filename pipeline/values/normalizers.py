@@ -11,7 +11,17 @@ import re
 from typing import Callable
 
 from pipeline.values.aliases import alias_of
+from pipeline.values.lexicon import alternation, words_of
 from pipeline.values.numbers import format_amount, parse_amount, parse_number_words
+
+
+def _said(part: str) -> tuple[str, ...]:
+    """A list of the value readers' lexicon (`language/lexicon/value_words.yaml`)."""
+    return words_of("value_words", part)
+
+
+def _any(part: str) -> str:
+    return alternation(_said(part))
 
 _TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?(?:\s+|$)"  # a title alone is no name
 _EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)
@@ -45,7 +55,7 @@ def decimal(text: str, **_) -> str | None:
 
 def lowercase_text(text: str, **_) -> str | None:
     text = re.sub(r"\s+", " ", text).strip().strip(".,;:!?\"'").lower()
-    text = re.sub(r"^(?:for|of|the|a|an)\s+", "", text).strip()
+    text = re.sub("^" + _any("text_openers") + r"\s+", "", text).strip()
     return text or None
 
 
@@ -220,9 +230,9 @@ def integer(text: str, **_) -> str | None:
     """A count as people write it: '6', 'six of us', 'a party of 4', 'just the two of us' -> the number.
     A time, a date or an amount of money is no count; neither is a text with two different numbers."""
     lowered = text.lower()
-    if re.search(r"\d\s*(?::|am\b|pm\b|st\b|nd\b|rd\b|th\b)|[$/]", lowered):
+    if re.search(rf"\d\s*(?::|{alternation(_said('meridiem_marks') + _said('ordinal_suffixes'))}\b)|[$/]", lowered):
         return None
-    counted = re.search(r"([a-z]+|\d+)\s+(?:of us|people|persons|guests|adults)\b", lowered)
+    counted = re.search(rf"([a-z]+|\d+)\s+{_any('party_words')}\b", lowered)
     if counted and parse_number_words(counted.group(1)):  # "eight of us, five adults and three kids"
         lowered = counted.group(0)
     numbers = {parse_number_words(token) for token in re.findall(r"[a-z]+|\d+", lowered)} - {None}
@@ -230,16 +240,20 @@ def integer(text: str, **_) -> str | None:
     return str(int(numbers.pop())) if len(numbers) == 1 else None
 
 
-_HOUR_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_HOUR_WORDS = {w: i for i, w in enumerate(_said("hour_words"))}
+_AT, _CLOCK = _any("at"), _any("clock_words")
+_PARTS_OF_DAY = _said("morning_hours") + _said("evening_hours")
 # Words that say they are a time ("8pm", "7:30", "at 7", "noon"): a bare number is a count.
-TIME_MARK = re.compile(r"\d\s*(?::\d|[ap]\.?m\b|o'?clock)|\bat\s+(?:\d{1,2}|one|two|three|four|five|six|seven|eight|"
-                        r"nine|ten|eleven|twelve)\b|\b(?:noon|midnight|quarter|half past)\b|in the (?:morning|afternoon|evening)",
-                        re.IGNORECASE)
+TIME_MARK = re.compile(rf"\d\s*(?::\d|[ap]\.?m\b|{_CLOCK})|\b{_AT}\s+(?:\d{{1,2}}|"
+                       + "|".join(w for w in _HOUR_WORDS if _HOUR_WORDS[w]) + rf")\b|\b{_any('time_marks')}\b|"
+                       + alternation(_said("morning_hours") + tuple(w for w in _said("evening_hours") if w.startswith("in "))),
+                       re.IGNORECASE)
 _TIME = re.compile(
-    r"(?:(?P<quarter>quarter|half)\s+(?P<rel>past|to|after|before)\s+)?"
+    rf"(?:(?P<quarter>{alternation(_said('quarter_hour') + _said('half_hour'))})\s+"
+    rf"(?P<rel>{alternation(_said('after_the_hour') + _said('before_the_hour'))})\s+)?"
     r"(?P<hour>\d{1,2}|" + "|".join(_HOUR_WORDS) + r")"
-    r"(?:\s*[:.]\s*(?P<minute>\d{2}))?(?:\s*o'?clock)?"
-    r"\s*(?P<meridiem>a\.?m\.?|p\.?m\.?|in the (?:morning|afternoon|evening)|at night|tonight)?\b")
+    rf"(?:\s*[:.]\s*(?P<minute>\d{{2}}))?(?:\s*{_CLOCK})?"
+    rf"\s*(?P<meridiem>a\.?m\.?|p\.?m\.?|{alternation(_PARTS_OF_DAY)})?\b")
 
 
 def wholly_a_time(text: str) -> bool:
@@ -249,22 +263,24 @@ def wholly_a_time(text: str) -> bool:
     (True, True, False, True)
     """
     lowered = re.sub(r"\s+", " ", text.lower().strip())
-    return bool(TIME_MARK.search(lowered)) and re.fullmatch(r"(?:at )?(?:" + _TIME.pattern + r"|noon|midnight)", lowered) is not None
+    whole = rf"(?:{_AT} )?(?:" + _TIME.pattern + "|" + _any("whole_times") + ")"
+    return bool(TIME_MARK.search(lowered)) and re.fullmatch(whole, lowered) is not None
 
 
 def time_of_day(text: str, **_) -> str | None:
     """A time as 24-hour HH:MM: '7:30 in the evening' -> 19:30, '8pm', 'noon', 'quarter to seven pm'
     -> 18:45. An hour with nothing saying morning or evening is read as written (7 -> 07:00)."""
     lowered = re.sub(r"(?<=\bo)[’\"]", "'", text.lower())  # "o’clock", and "o"clock" typed for it
-    if re.search(r"\d\s*(?:or|-|to|and)\s*\d|\bbetween\b", lowered):
+    if re.search(rf"\d\s*(?:{_any('range_joins')}|-)\s*\d|\b{_any('range_openers')}\b", lowered):
         return None  # a range or a choice of times is no one time
-    if re.search(r"\bnoon\b|\bmidday\b", lowered):
+    if re.search(rf"\b{_any('noon')}\b", lowered):
         return "12:00"
-    if re.search(r"\bmidnight\b", lowered):
+    if re.search(rf"\b{_any('midnight')}\b", lowered):
         return "00:00"
     found = [m for m in _TIME.finditer(lowered) if m.group("minute") or m.group("meridiem") or m.group("quarter")
-             or "o'clock" in m.group(0) or re.fullmatch(r"\s*(?:at\s+)?" + re.escape(m.group(0).strip()) + r"\s*", lowered)
-             or re.search(r"\bat\s+" + re.escape(m.group(0).strip()) + r"\b", lowered)]
+             or any(w in m.group(0) for w in _said("clock_words"))
+             or re.fullmatch(rf"\s*(?:{_AT}\s+)?" + re.escape(m.group(0).strip()) + r"\s*", lowered)
+             or re.search(rf"\b{_AT}\s+" + re.escape(m.group(0).strip()) + r"\b", lowered)]
     if len(found) != 1:
         return None
     match = found[0]
@@ -273,14 +289,14 @@ def time_of_day(text: str, **_) -> str | None:
     if hour > 23 or minute > 59:
         return None
     if match.group("quarter"):
-        shift = 15 if match.group("quarter") == "quarter" else 30
-        if match.group("rel") in ("to", "before"):
+        shift = 15 if match.group("quarter") in _said("quarter_hour") else 30
+        if match.group("rel") in _said("before_the_hour"):
             hour, minute = (hour - 1) % 24, 60 - shift
         else:
             minute = shift
     meridiem = (match.group("meridiem") or "").replace(".", "")
-    evening = meridiem.startswith("p") or meridiem in ("in the afternoon", "in the evening", "at night", "tonight") \
-        or (not meridiem and re.search(r"\b(?:tonight|afternoon|evening|night|dinner)\b", lowered) is not None)
+    evening = meridiem.startswith("p") or meridiem in _said("evening_hours") \
+        or (not meridiem and re.search(rf"\b{_any('evening_words')}\b", lowered) is not None)
     if evening and hour < 12:
         hour += 12
     elif meridiem.startswith("a") and hour == 12:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
+from pipeline.values.lexicon import alternation, words_of
+
 _UNITS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen".split())}
@@ -57,8 +59,7 @@ def parse_amount(text: str, whole: bool = False) -> Decimal | None:
     """An amount of money: the words as one amount ("$4,500", "a grand"), else (unless `whole`) the only
     number written among other words."""
     cleaned = text.lower().replace("$", " $ ").replace("’", "'")
-    cleaned = re.sub(r"\b(?:of|about|around|roughly|approximately|exactly|for|an amount|amount|total|"
-                     r"the|only|just)\b", " ", cleaned)
+    cleaned = re.sub(rf"\b{alternation(words_of('value_words', 'amount_fillers'))}\b", " ", cleaned)
     cents = re.fullmatch(r"\s*(\d+)\s*cents?\s*", cleaned)
     if cents:
         return Decimal(cents[1]) / 100

@@ -174,6 +174,7 @@ def test_counts(text, expected):
     ("afternoon 1:30", "13:30"), ("morning 11:15", "11:15"),
     ("12:15pm", "12:15"), ("12 am", "00:00"), ("tonight at 9", "21:00"), ("10:05", "10:05"),
     ("25:00", None), ("between 6 and 7pm", None), ("soon", None),
+    ("around seven o'clock", "07:00"), ("around seven oclock", "07:00"),  # the clock word typed without its mark
 ])
 def test_times(text, expected):
     from pipeline.values.normalizers import time_of_day
