@@ -25,8 +25,9 @@ from pipeline.language.descriptions import argument_text, goal_text
 from pipeline.language.words import FUNCTION_WORDS
 from pipeline.packs.sgd_schema import SgdService, load_schema
 from pipeline.values.normalizers import _stem
+from pipeline.values.numbers import NUMBER_WORDS
 
-_NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
+_NUMBER_WORDS = {i: w for w, i in NUMBER_WORDS.items() if i <= 12}  # the counts SGD writes as words
 _NUMBERS = frozenset(_NUMBER_WORDS.values())
 _TOKEN = re.compile(r"[^\W_]+(?:['’][a-z]+)?")
 

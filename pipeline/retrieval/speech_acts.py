@@ -20,9 +20,21 @@ from functools import cached_property
 
 from pipeline.language.openings import FILLERS, POLITE, after_fillers, opening, words
 from pipeline.language.words import FUNCTION_WORDS, pack_word_list, word_list
+from pipeline.values.lexicon import alternation
 from pipeline.values.spans import without_values
 
-# The word lists are general English kept as data (pipeline/language/lexicon/<name>.yaml).
+# The word lists are general English kept as data (pipeline/language/lexicon/<name>.yaml); those of this
+# module's own rules are `speech_acts.yaml`'s.
+
+
+def _said(part: str) -> frozenset[str]:
+    return word_list("speech_acts", part)
+
+
+def _any(part: str) -> str:
+    """A regex group of a list of `speech_acts.yaml` (an apostrophe in it matching a typographic one too)."""
+    return alternation(_said(part), curly=True)
+
 
 # A clause that opens with one of these is a question (and so asks), whatever follows ("is there").
 QUESTION_OPENERS = word_list("question_openers")
@@ -36,11 +48,10 @@ TALK_PARTNERS = word_list("talk_partners")
 
 # A want or need in the first person ("what we need is ...", "i'd like", "we wanna", "i'm looking to"). "I'm
 # looking for" is left to tell: read as a request on SGD train, it dropped the values of the story after it.
-_WANT = re.compile(r"\b(?:i|we|i['’]d|we['’]d|id)\s+(?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
-                   r"(?:need|needs|want|wanna|like|would like|'d like|am looking for|am looking to|"
-                   r"gotta|have to see|must see)\b|\b(?:i['’]?m|we['’]re) (?:\w+ly\s+|really\s+|just\s+|still\s+|also\s+)?"
-                   r"looking to\b|\b(?:can|could|would|will) (?:you|u|ya|someone|somebody|"
-                   r"i|we)\b|\bplease\b|\bpls\b|\bplz\b|\bhelp me\b|\blet me\b|\bi['’]d love\b", re.I)
+_SOFTLY = rf"(?:\w+ly\s+|{_any('want_softeners')}\s+)?"
+_WANT = re.compile(rf"\b{_any('want_subjects')}\s+{_SOFTLY}{_any('want_verbs')}\b"
+                   rf"|\b{_any('looking_subjects')} {_SOFTLY}{_any('looking_to')}\b"
+                   rf"|\b{_any('asking_modals')} {_any('asked_persons')}\b|\b{_any('asking_words')}\b", re.I)
 
 # The subjects a statement opens with (pronouns, demonstratives, possessives).
 SUBJECTS = word_list("subjects")
@@ -51,14 +62,14 @@ FINITE = word_list("finite")
 # Words that open a subordinate clause (a reason, a time, a condition): context, not a request.
 SUBORDINATORS = word_list("subordinators")
 # "so" opens a purpose ("so we can plan ahead"): context, not a request.
-PURPOSE = frozenset({"so"})
+PURPOSE = _said("purpose")
 
 # Words that open a clause inside a clause: its verbs are not the outer clause's.
-NESTED = frozenset("whether if how what that which who whom when where why because since with we i you they".split())
+NESTED = _said("nested_openers")
 
 # Words that point back at something or someone the request already named ("generate it", "find that
 # charge", "update her record").
-REFERENCES = frozenset("it that this them those these one her him his their".split())
+REFERENCES = _said("references")
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ def speech_act(text: str, vocabulary: Vocabulary | None = None) -> str:
         return ASKS
     if head in _CHANGE_VERBS and imperative_verb(text) == head:
         return ASKS  # a verb of a change before its object ("lower the price", "mark it as sold"), no adjective
-    if head in SUBJECTS or head in PURPOSE or head in {"not", "no"}:
+    if head in SUBJECTS or head in PURPOSE or head in _said("denials"):
         return TELLS
     # No opener: a bare noun phrase ("expense report for Q3") asks; one with a finite verb ("sales were
     # up", "payroll went out wrong", "partner thinks ...") or a participle ("applying for a loan") tells.
@@ -118,29 +129,24 @@ def speech_act(text: str, vocabulary: Vocabulary | None = None) -> str:
 
 # What follows a participle that opens a story: a preposition, an article, a pronoun, a particle or an
 # adverb ("working on taxes", "getting the books", "hoping you can", "running low on cash").
-_AFTER_PARTICIPLE = frozenset("""for to on in at with about into onto through over from by of off out up down
-back away around along behind ahead a an the my our your his her their this that these those it them us me him
-i we you they he she some any all more less really so too just still again low late if whether what how why
-when where like""".split())
+_AFTER_PARTICIPLE = _said("after_participle")
 
-_TIME_NOUNS = frozenset("""time times moment minute hour morning afternoon evening night day days weekend week
-weeks month months quarter year years season""".split())
-_SOMEONE = frozenset("someone somebody a an the them him her my our".split())
-_PARTICLES = frozenset("up out off down over away along behind around through".split())
-_DETERMINERS = frozenset("a an the my our your his her their this that these those".split())
+_TIME_NOUNS = _said("time_nouns")
+_SOMEONE = _said("someone")
+_PARTICLES = _said("particles")
+_DETERMINERS = _said("determiners")
 _OBJECT_OPENERS = word_list("asking_frames", "object_openers")  # "refund *my* order": a verb before it
 # Words between an article and "one" that count or place it rather than qualify it ("the only one", "a
 # table for one").
-_NOT_QUALIFYING = frozenset("for of to with in on at by only just".split())
-_AFTER_IS = frozenset("""almost over not been going gonna coming a an the up down out really so too pretty
-just still about all always never only here gone done""".split())
+_NOT_QUALIFYING = _said("not_qualifying")
+_AFTER_IS = _said("after_is")
 
 
 # After a word in -s, these make it a verb: a particle ("messes up"), its object ("wears us out") or the
 # subject of a clause it introduces ("swears they paid", "says we owe"). After a noun in -s they do not
 # follow a determiner: "the invoices we sent" is a noun phrase.
-_VERB_PARTICLES = frozenset("up out off down away back".split())
-_CLAUSE_SUBJECTS = frozenset("i we they he she you us them me him".split())
+_VERB_PARTICLES = _said("verb_particles")
+_CLAUSE_SUBJECTS = _said("clause_subjects")
 
 
 def _third_person_verb(prev: str, token: str, nxt: str) -> bool:
@@ -151,10 +157,10 @@ def _third_person_verb(prev: str, token: str, nxt: str) -> bool:
 
 
 def _is_purpose(tokens: list[str]) -> bool:
-    return len(tokens) > 1 and tokens[0] in {"so", "cause", "because"} and tokens[1] in SUBJECTS
+    return len(tokens) > 1 and tokens[0] in _said("reason_openers") and tokens[1] in SUBJECTS
 
 
-_COPULAS = frozenset("is are was were 's be will would should comes came come to totals totaled".split())
+_COPULAS = _said("copulas")
 
 
 def states_value(text: str) -> bool:
@@ -187,7 +193,7 @@ def _one_for_a_thing(tokens: list[str]) -> bool:
     if len(tokens) < 2 or tokens[-1] != "one":
         return False
     before, earlier = tokens[-2], tokens[-3] if len(tokens) > 2 else ""
-    if before in _DETERMINERS | {"another", "any", "which"}:
+    if before in _DETERMINERS | _said("one_pickers"):
         return earlier not in _NOT_QUALIFYING  # "just the one" counts
     return earlier in _DETERMINERS and before not in _NOT_QUALIFYING
 
@@ -238,14 +244,14 @@ def requests_action(text: str, vocabulary: Vocabulary | None = None) -> bool:
                              or _WANT.search(text) is not None)
 
 
-_HOW = re.compile(r"\bhow (?:do|can|could|should|would|shall) (?:i|we)\b|^(?:\w+ )?(?:me )?how to\b", re.I)
+_HOW = re.compile(rf"\b{_any('how_asks')} {_any('first_persons')}\b|^(?:\w+ )?(?:{_any('me')} )?{_any('how_to')}\b", re.I)
 # Asking whether to do something is asking for a judgement, whatever it names ("should we raise prices",
 # "is it worth leasing", "is this wise"). So is asking what one should do, or how much of it ("how much should
 # a bakery keep in reserve", "should my shop register as an LLC"): "should" asks for advice, not for records.
-_WHETHER_TO = re.compile(r"\b(?:should|shall) (?:i|we)\b|\b(?:is|was) (?:it|that|this) (?:\w+ )?(?:a )?(?:good|bad|"
-                         r"smart|wise|worth)\b|\bwould it make sense\b|\b(?:a )?good idea\b"
-                         r"|\b(?:should|ought to) (?:a|an|one|my|our)\b"
-                         r"|\bhow (?:much|many|often|long)(?: \w+)? (?:should|ought)\b", re.I)
+_WHETHER_TO = re.compile(rf"\b{_any('advice_modals')} {_any('first_persons')}\b"
+                         rf"|\b{_any('judging_copulas')} {_any('judged_things')} (?:\w+ )?(?:a )?{_any('judgements')}\b"
+                         rf"|\b{_any('advice_phrases')}\b|\b{_any('ought_modals')} {_any('generic_subjects')}\b"
+                         rf"|\b{_any('how_much')}(?: \w+)? {_any('ought')}\b", re.I)
 HOW, WHETHER_TO = "how", "whether to"
 
 
@@ -262,12 +268,12 @@ def question_kind(text: str) -> str | None:
     return HOW if asks_how(text) else None
 
 
-_ASKING_ONLY = frozenset("you u ya to for me us too also please pls plz do again real quick now".split())
+_ASKING_ONLY = _said("asking_only")
 
 
 # What any report is made of: a clause asking only for these asks for nothing new ("i want the actual numbers").
-_RESULTS = frozenset("numbers figures totals details data info information breakdown specifics".split())
-_OF_RESULTS = frozenset("actual real exact hard full whole complete latest precise".split())
+_RESULTS = _said("results")
+_OF_RESULTS = _said("of_results")
 
 
 def asks_only_for_results(text: str, vocabulary: Vocabulary | None = None) -> bool:
@@ -284,10 +290,9 @@ def names_nothing(text: str, vocabulary: Vocabulary | None = None) -> bool:
 
 
 # A want whose object is to learn something ("i want to find out why it dropped", "we wanna check whether it paid off").
-_WANTS_TO_LEARN = re.compile(r"\b(?:(?:need|needs|want|like|trying|try|have) to|wanna|gotta) (?:see|know|understand|find out|"
-                             r"figure out|check|learn) (?:how|if|whether|what|why|where|when)\b", re.I)
+_WANTS_TO_LEARN = re.compile(rf"\b{_any('want_to')} {_any('learning_verbs')} {_any('question_words')}\b", re.I)
 # The pro-form of a request already made ("could you handle that", "do this one").
-_DO_THAT = re.compile(r"\bdo (?:it|that|this|those|these)\b", re.I)
+_DO_THAT = re.compile(rf"\b{_any('restating')}\b", re.I)
 
 
 def restates(text: str) -> bool:
@@ -306,8 +311,7 @@ def classify(clauses: list[str], vocabulary: Vocabulary | None = None) -> list[C
 
 # What a request to talk is about is its topic (an argument), not what it asks for: "a meeting to go over
 # the budget" asks for a meeting.
-_TOPIC = re.compile(r"\s+(?:about|regarding|concerning|re:?|to (?:go over|discuss|talk about|talk through|walk "
-                    r"(?:me|us) through|review))\s+(?P<topic>.*)$", re.I)
+_TOPIC = re.compile(rf"\s+{_any('topic_openers')}\s+(?P<topic>.*)$", re.I)
 
 
 def topic(text: str) -> str | None:
@@ -318,10 +322,9 @@ def topic(text: str) -> str | None:
 
 # A request to talk: a talking verb, and a person to talk with or a medium ("speak to someone", "set up a
 # video chat").
-_TALK = re.compile(r"\b(?:talk|speak|chat|call|phone|ring|reach|connect|contact|message|get in touch|get a ?hold)\b",
-                   re.I)
-_WITH = re.compile(r"\b(?:some(?:one|body)|any(?:one|body)|support|your team)\b", re.I)
-_TALK_PARTNER = re.compile(r"\b(?:a real|an?|on the|over the) ([a-z]+)\b", re.I)
+_TALK = re.compile(rf"\b{_any('talk_verbs')}\b", re.I)
+_WITH = re.compile(rf"\b{_any('talk_with')}\b", re.I)
+_TALK_PARTNER = re.compile(rf"\b{_any('partner_openers')} ([a-z]+)\b", re.I)
 
 
 def asks_to_talk(text: str, vocabulary: Vocabulary | None = None) -> bool:

@@ -35,7 +35,12 @@ def words_of(name: str, part: str) -> tuple[str, ...]:
     return tuple(w.strip().lower() for w in words)
 
 
-def alternation(words) -> str:
+def alternation(words, curly: bool = False) -> str:
     """A regex group matching any of the words or phrases, the longest tried first (so "this coming" is not
-    read as "this")."""
-    return "(?:" + "|".join(re.escape(w).replace(r"\ ", " ") for w in sorted(words, key=len, reverse=True)) + ")"
+    read as "this"); with `curly`, an apostrophe matches a typographic one too ("i’d").
+
+    >>> alternation(["i'd", "id"], curly=True)
+    "(?:i['’]d|id)"
+    """
+    escaped = (re.escape(w).replace(r"\ ", " ") for w in sorted(set(words), key=lambda w: (-len(w), w)))
+    return "(?:" + "|".join(e.replace("'", "['’]") if curly else e for e in escaped) + ")"

@@ -12,7 +12,7 @@ from typing import Callable
 
 from pipeline.values.aliases import alias_of
 from pipeline.values.lexicon import alternation, words_of
-from pipeline.values.numbers import format_amount, parse_amount, parse_number_words
+from pipeline.values.numbers import NUMBER_WORDS, format_amount, parse_amount, parse_number_words
 
 
 def _said(part: str) -> tuple[str, ...]:
@@ -240,7 +240,7 @@ def integer(text: str, **_) -> str | None:
     return str(int(numbers.pop())) if len(numbers) == 1 else None
 
 
-_HOUR_WORDS = {w: i for i, w in enumerate(_said("hour_words"))}
+_HOUR_WORDS = {w: i for w, i in NUMBER_WORDS.items() if i <= 12}  # the hours of a clock in words
 _AT, _CLOCK = _any("at"), _any("clock_words")
 _PARTS_OF_DAY = _said("morning_hours") + _said("evening_hours")
 # Words that say they are a time ("8pm", "7:30", "at 7", "noon"): a bare number is a count.

@@ -7,10 +7,9 @@ from decimal import Decimal, InvalidOperation
 
 from pipeline.values.lexicon import alternation, words_of
 
-_UNITS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+NUMBER_WORDS = {w: i for i, w in enumerate(words_of("value_words", "number_words"))}  # "zero" 0 ... "nineteen" 19
+_UNITS = NUMBER_WORDS
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(words_of("value_words", "tens_words"))}
 _SCALES = {"hundred": 100, "thousand": 1000, "grand": 1000, "k": 1000, "million": 1_000_000,
            "mil": 1_000_000, "m": 1_000_000}
 
