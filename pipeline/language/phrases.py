@@ -131,7 +131,8 @@ def after_a_name_word(text: str, span: tuple[int, int]) -> str | None:
 
 
 _GREETED = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, word_list("greetings")), key=len, reverse=True))
-                      + r")(?:\s+there)?,?\s+$", re.IGNORECASE)
+                      + r")(?:\s+(?:" + "|".join(map(re.escape, sorted(word_list("greetings", "after")))) + r"))?,?\s+$",
+                      re.IGNORECASE)
 
 
 def addressed(text: str, span: tuple[int, int]) -> bool:

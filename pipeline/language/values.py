@@ -43,7 +43,7 @@ CLEAR_MARGIN = 0.1
 
 # Words that may stand between an argument's name and its value: "pet number 7", "order no. 12". (Not
 # "called": "a service called Acme" names the service, it gives no identifier of it.)
-NAME_TO_VALUE = {"number", "no", "num", "id"}
+NAME_TO_VALUE = word_list("value_words", "identifier_labels")
 # "called" does give a name: of an argument that is one (`lexicon/naming_verbs.yaml`), by its words
 # (`lexicon/name_labels.yaml`: friendly_name, title).
 _NAMING_VERBS = word_list("naming_verbs")
@@ -99,7 +99,7 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
         return True  # "directed by Ann Lee" of director, "hosted by" of host: the one who did it
     if before[-1] == "to" and name & NAME_LABELS and _renames(prefix, len(prefix)):
         return True  # "rename the service to Shop Portal": the thing's new name
-    if before[-1] in ("to", "as") and _changed_to(prefix, argument):
+    if before[-1] in word_list("value_words", "new_value_markers") and _changed_to(prefix, argument):
         return True  # "drop the ticket price of event 5 to 30 dollars": the price's new value
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
 
