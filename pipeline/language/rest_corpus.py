@@ -35,7 +35,7 @@ class RestRequest:
     text: str
     goals: list[str]  # the operations it needs, as the imported pack names them; none: out of scope
     # the values it gives, as written, under the names the document gives their parameters or body fields:
-    # what a reader of values for imported APIs can learn spans from (none recorded for the first 31 APIs)
+    # what a reader of values for imported APIs can learn spans from (recorded for the APIs added on 2026-12-07, not the first 31)
     values: dict[str, str] = field(default_factory=dict)
 
 
