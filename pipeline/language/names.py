@@ -41,7 +41,7 @@ _FAMILY_LABEL = re.compile(r"\b(?:" + _labels(_PARTS["family"]) + "|" + "|".join
                            + _LABEL_TAIL + "$", re.IGNORECASE)
 PART_LABEL = re.compile(_PART_NAMED + _LABEL_TAIL + "$", re.IGNORECASE)
 _LABELLED_NAME = re.compile(_PART_NAMED + _LABEL_TAIL  # then a word that is no preposition or article
-                            + r"(?!(?:on|of|for|to|and|or|in|at|the|a|an|with|field)\b)[^\W\d_]", re.IGNORECASE)
+                            + r"(?!(?:" + "|".join(sorted(_PARTS["not_a_name"])) + r")\b)[^\W\d_]", re.IGNORECASE)
 
 
 def labelled_parts(text: str) -> set[int]:
