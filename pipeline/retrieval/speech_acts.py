@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from pipeline.language.openings import FILLERS, POLITE, after_fillers, opening, words
 from pipeline.language.words import FUNCTION_WORDS, pack_word_list, word_list
@@ -31,6 +31,7 @@ def _said(part: str) -> frozenset[str]:
     return word_list("speech_acts", part)
 
 
+@lru_cache(maxsize=None)  # built once: the readers run on every span of every request
 def _any(part: str) -> str:
     """A regex group of a list of `speech_acts.yaml` (an apostrophe in it matching a typographic one too)."""
     return alternation(_said(part), curly=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
@@ -34,6 +35,7 @@ def _said(part: str) -> tuple[str, ...]:
     return words_of("dates", part)
 
 
+@lru_cache(maxsize=None)  # built once: the readers run on every span of every request
 def _any(part: str) -> str:
     """A regex group matching any words of a list of the dates lexicon."""
     return alternation(_said(part))
@@ -129,6 +131,10 @@ def _relative_year(text: str, today: date) -> tuple[str, int | None]:
     return text, None
 
 
+_WHICH_PERIOD = re.compile(rf"(?P<which>{alternation(_said('this') + _said('before') + _said('after'))}) "
+                           rf"(?P<unit>{_any('period_units')})")  # "last quarter", "this fiscal year"
+
+
 def _relative(text: str, today: date) -> Period | None:
     """Periods computed from today: this/last/next month, quarter, half, year, week; year to date; N days."""
     if text in _said("now"):
@@ -157,8 +163,7 @@ def _relative(text: str, today: date) -> Period | None:
         return Period(date(today.year, today.month, 1), today)
     if text in _said("quarter_to_date"):
         return Period(_quarter(today.year, (today.month - 1) // 3 + 1).start, today)
-    which = alternation(_said("this") + _said("before") + _said("after"))
-    m = re.fullmatch(rf"(?P<which>{which}) (?P<unit>{_any('period_units')})", text)
+    m = _WHICH_PERIOD.fullmatch(text)
     if not m:
         return None
     step = 0 if m["which"] in _said("this") else 1 if m["which"] in _said("after") else -1

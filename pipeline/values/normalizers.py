@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from functools import lru_cache
 from typing import Callable
 
 from pipeline.values.aliases import alias_of
@@ -20,6 +21,7 @@ def _said(part: str) -> tuple[str, ...]:
     return words_of("value_words", part)
 
 
+@lru_cache(maxsize=None)  # built once: the readers run on every span of every request
 def _any(part: str) -> str:
     return alternation(_said(part))
 
@@ -226,11 +228,14 @@ def _stem(word: str) -> str:
     return word
 
 
+_NO_COUNT = re.compile(rf"\d\s*(?::|{alternation(_said('meridiem_marks') + _said('ordinal_suffixes'))}\b)|[$/]")
+
+
 def integer(text: str, **_) -> str | None:
     """A count as people write it: '6', 'six of us', 'a party of 4', 'just the two of us' -> the number.
     A time, a date or an amount of money is no count; neither is a text with two different numbers."""
     lowered = text.lower()
-    if re.search(rf"\d\s*(?::|{alternation(_said('meridiem_marks') + _said('ordinal_suffixes'))}\b)|[$/]", lowered):
+    if _NO_COUNT.search(lowered):
         return None
     counted = re.search(rf"([a-z]+|\d+)\s+{_any('party_words')}\b", lowered)
     if counted and parse_number_words(counted.group(1)):  # "eight of us, five adults and three kids"

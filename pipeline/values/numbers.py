@@ -54,11 +54,14 @@ def parse_number_words(text: str) -> Decimal | None:
 _CURRENCY_WORDS = r"\b(?:us dollars?|dollars?|bucks?|usd|dollar)\b"
 
 
+_FILLERS = re.compile(rf"\b{alternation(words_of('value_words', 'amount_fillers'))}\b")  # "about", "a total of"
+
+
 def parse_amount(text: str, whole: bool = False) -> Decimal | None:
     """An amount of money: the words as one amount ("$4,500", "a grand"), else (unless `whole`) the only
     number written among other words."""
     cleaned = text.lower().replace("$", " $ ").replace("’", "'")
-    cleaned = re.sub(rf"\b{alternation(words_of('value_words', 'amount_fillers'))}\b", " ", cleaned)
+    cleaned = _FILLERS.sub(" ", cleaned)
     cents = re.fullmatch(r"\s*(\d+)\s*cents?\s*", cleaned)
     if cents:
         return Decimal(cents[1]) / 100
