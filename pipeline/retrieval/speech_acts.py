@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from pipeline.language.openings import FILLERS, POLITE, after_fillers, opening, words
 from pipeline.language.words import FUNCTION_WORDS, pack_word_list, word_list
-from pipeline.values.lexicon import alternation
+from pipeline.values.lexicon import any_of
 from pipeline.values.spans import without_values
 
 # The word lists are general English kept as data (pipeline/language/lexicon/<name>.yaml); those of this
@@ -31,10 +31,9 @@ def _said(part: str) -> frozenset[str]:
     return word_list("speech_acts", part)
 
 
-@lru_cache(maxsize=None)  # built once: the readers run on every span of every request
 def _any(part: str) -> str:
     """A regex group of a list of `speech_acts.yaml` (an apostrophe in it matching a typographic one too)."""
-    return alternation(_said(part), curly=True)
+    return any_of("speech_acts", part, curly=True)
 
 
 # A clause that opens with one of these is a question (and so asks), whatever follows ("is there").

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import calendar
 import re
-from functools import lru_cache
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
 
-from pipeline.values.lexicon import alternation, words_of
+from pipeline.values.lexicon import alternation, any_of, words_of
 from pipeline.values.numbers import parse_number_words
 
 MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name}
@@ -35,10 +34,9 @@ def _said(part: str) -> tuple[str, ...]:
     return words_of("dates", part)
 
 
-@lru_cache(maxsize=None)  # built once: the readers run on every span of every request
 def _any(part: str) -> str:
     """A regex group matching any words of a list of the dates lexicon."""
-    return alternation(_said(part))
+    return any_of("dates", part)
 
 
 _SUFFIX = _any("ordinal_suffixes")

@@ -35,6 +35,16 @@ def words_of(name: str, part: str) -> tuple[str, ...]:
     return tuple(w.strip().lower() for w in words)
 
 
+@lru_cache(maxsize=None)  # built once: the readers that use them run on every span of every request
+def any_of(name: str, part: str, curly: bool = False) -> str:
+    """`alternation` of the list `part` of `lexicon/<name>.yaml`.
+
+    >>> any_of("dates", "back_from_now")
+    '(?:back|ago)'
+    """
+    return alternation(words_of(name, part), curly)
+
+
 def alternation(words, curly: bool = False) -> str:
     """A regex group matching any of the words or phrases, the longest tried first (so "this coming" is not
     read as "this"); with `curly`, an apostrophe matches a typographic one too ("i’d").

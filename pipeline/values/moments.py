@@ -24,13 +24,13 @@ import re
 from datetime import date, datetime
 
 from pipeline.values import dates
-from pipeline.values.lexicon import alternation, words_of
+from pipeline.values.lexicon import any_of
 from pipeline.values.normalizers import TIME_MARK, time_of_day, wholly_a_time
 
 _ISO = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{1,2}:\d{2})(?::(\d{2}))?)?(?:Z|[+-]\d{2}:?\d{2})?")
-_JOINS = alternation(words_of("dates", "moment_joins"))
+_JOINS = any_of("dates", "moment_joins")
 _GLUE = re.compile(rf"^(?:{_JOINS}|,)\s+|\s*(?:,|\b{_JOINS})$")  # "Friday at 3pm", "3pm on Friday", "June 12, 10:00"
-_PART_OF_DAY = re.compile(rf"\b{alternation(words_of('dates', 'parts_of_day'))}\b")
+_PART_OF_DAY = re.compile(rf"\b{any_of('dates', 'parts_of_day')}\b")
 
 
 def a_day(text: str, today: date) -> date | None:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import lru_cache
 from typing import Callable
 
 from pipeline.values.aliases import alias_of
-from pipeline.values.lexicon import alternation, words_of
+from pipeline.values.lexicon import alternation, any_of, words_of
 from pipeline.values.numbers import NUMBER_WORDS, format_amount, parse_amount, parse_number_words
 
 
@@ -21,9 +20,8 @@ def _said(part: str) -> tuple[str, ...]:
     return words_of("value_words", part)
 
 
-@lru_cache(maxsize=None)  # built once: the readers run on every span of every request
 def _any(part: str) -> str:
-    return alternation(_said(part))
+    return any_of("value_words", part)
 
 _TITLES = r"^(?:mr|mrs|ms|miss|mx|dr|prof|sir|madam|mister)\.?(?:\s+|$)"  # a title alone is no name
 _EMAIL = re.compile(r"[a-z0-9._%+\-]+@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+", re.IGNORECASE)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from pipeline.values.lexicon import alternation, words_of
+from pipeline.values.lexicon import any_of, words_of
 
 NUMBER_WORDS = {w: i for i, w in enumerate(words_of("value_words", "number_words"))}  # "zero" 0 ... "nineteen" 19
-_UNITS = NUMBER_WORDS
 _TENS = {w: 10 * (i + 2) for i, w in enumerate(words_of("value_words", "tens_words"))}
 _SCALES = {"hundred": 100, "thousand": 1000, "grand": 1000, "k": 1000, "million": 1_000_000,
            "mil": 1_000_000, "m": 1_000_000}
@@ -30,8 +29,8 @@ def parse_number_words(text: str) -> Decimal | None:
             continue
         if re.fullmatch(r"\d+(?:\.\d+)?|\.\d+", token):
             current += Decimal(token)
-        elif token in _UNITS:
-            current += _UNITS[token]
+        elif token in NUMBER_WORDS:
+            current += NUMBER_WORDS[token]
         elif token in _TENS:
             current += _TENS[token]
         elif token == "half" and seen and current == 1:
@@ -54,7 +53,7 @@ def parse_number_words(text: str) -> Decimal | None:
 _CURRENCY_WORDS = r"\b(?:us dollars?|dollars?|bucks?|usd|dollar)\b"
 
 
-_FILLERS = re.compile(rf"\b{alternation(words_of('value_words', 'amount_fillers'))}\b")  # "about", "a total of"
+_FILLERS = re.compile(rf"\b{any_of('value_words', 'amount_fillers')}\b")  # "about", "a total of"
 
 
 def parse_amount(text: str, whole: bool = False) -> Decimal | None:

@@ -10,7 +10,7 @@ import re
 from datetime import date
 
 from pipeline.values import dates
-from pipeline.values.lexicon import alternation, words_of
+from pipeline.values.lexicon import any_of
 from pipeline.values.numbers import parse_amount
 
 MAX_SPAN_TOKENS = 10
@@ -41,7 +41,7 @@ def maximal(readable: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 # A value does not begin or end with a word that joins clauses ("2022 and" is "2022").
-_JOIN_WORDS = alternation(words_of("value_words", "clause_joins"))
+_JOIN_WORDS = any_of("value_words", "clause_joins")
 _JOINS = re.compile(rf"^{_JOIN_WORDS}\b|\b{_JOIN_WORDS}$", re.I)
 
 
