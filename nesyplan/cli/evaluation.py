@@ -218,6 +218,37 @@ def eval_openapi_command(specs: Path = typer.Option(..., exists=True, file_okay=
     console.print(figures)
 
 
+@app.command("corpus-requests")
+def corpus_requests_command(documents: Path = typer.Option(..., exists=True, file_okay=False,
+                                                           help="the corpus APIs' documents, each saved as "
+                                                                "<api>.yaml, .yml or .json"),
+                            out: Path = typer.Option(..., dir_okay=False, help="the request set to write (YAML)"),
+                            api: Optional[list[str]] = typer.Option(None, help="only these APIs (default: those "
+                                                                               "whose requests carry values)"),
+                            today: str = typer.Option("2026-05-04", help="the day relative dates are read on"),
+                            json_out: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Write the request corpus's requests to APIs no shipped part learned from as an `eval-openapi`
+    request set (calls and values judged): a development measure of imported APIs."""
+    import yaml
+
+    from pipeline.authoring.corpus_requests import corpus_set
+    from pipeline.language.rest_corpus import read_corpus
+
+    made = corpus_set(read_corpus(), documents, api or None, today)
+    out.write_text(yaml.safe_dump(made.as_requests(), sort_keys=False, allow_unicode=True, width=200),
+                   encoding="utf-8")
+    figures = {"out": str(out), "apis": len(made.specs), "requests": sum(map(len, made.specs.values())),
+               "values": sum(len(c.get("values", {})) for cases in made.specs.values() for c in cases),
+               "values_left_out": made.values_left_out, "apis_left_out": made.apis_left_out}
+    if json_out:
+        print(json.dumps(figures, indent=2))
+        return
+    console.print(f"wrote {out}: {figures['requests']} requests to {figures['apis']} APIs, {figures['values']} "
+                  f"values ({len(made.values_left_out)} left out: no argument takes their name)", markup=False)
+    for line in made.apis_left_out:
+        console.print(f"left out {line}", markup=False)
+
+
 @app.command("eval-restbench")
 def eval_restbench_command(spec: Path = typer.Option(..., exists=True, dir_okay=False, help="the OpenAPI spec"),
                            queries: Path = typer.Option(..., exists=True, dir_okay=False,

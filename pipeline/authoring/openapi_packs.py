@@ -65,6 +65,10 @@ URI = re.compile(r"(?:^|_)uris?$")  # an argument that takes URIs: a found thing
 # A string field is an email address when its name ends in "email" or its description says "email address"
 # (the six shared specs: 10 such fields, all addresses; 6 others only mention email: a subject, a channel).
 EMAIL_FIELD = re.compile(r"\be-?mail address", re.IGNORECASE)
+# A field named for a currency takes one of their codes, named by the code or the currency's words.
+_CURRENCIES = {"values": [code.upper() for code in sorted(word_lists("currencies"))],
+               "synonyms": {code.upper(): sorted(words) for code, words in sorted(word_lists("currencies").items())
+                            if words}}
 PERIODS = word_lists("period_values")  # an enum value that is a period ("day") is named by these words too ("today")
 E164 = re.compile(r"\bE\.?164\b", re.IGNORECASE)  # a field documented as taking phone numbers the E.164 way ("+14155550142")
 
@@ -150,13 +154,16 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
         return "choice", {"values": values, **({"synonyms": periods} if periods else {})}
     if field.kind == "boolean":
         return "choice", {"values": ["true", "false"], "synonyms": {"true": ["yes"], "false": ["no"]}}
+    if field.kind == "string" and name.split("_")[-1] == "currency":
+        return "choice", _CURRENCIES  # a code the amount beside it is written with ("89.50 EUR", "45 dollars")
     if (ID_FIELD.search(name) or identified(name) in nouns) and field.kind in ("string", "integer", "array") \
             and field.format not in ("email", "uri", "url"):
         return "identifier", {}  # kept as written: a uuid whole, "#1183" as 1183; a name is no id
-    if field.kind == "integer":
-        return "integer", {}
+    money = field.kind in ("integer", "number") and \
+        infer_normalizer(SgdSlot(name=name, description=field.description)) == "amount"
+    if field.kind == "integer":  # a price in cents is money still: "2500 EUR" is its value, not "no count"
+        return ("amount" if money else "integer"), {}
     if field.kind == "number":  # money rounds to cents; any other number (a latitude, a weight) is kept as written
-        money = infer_normalizer(SgdSlot(name=name, description=field.description)) == "amount"
         return ("amount" if money else "decimal"), {}
     if _web_address(field, name):
         return "url", {}

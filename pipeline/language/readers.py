@@ -29,8 +29,9 @@ from pipeline.language.phrases import (addresses, after_a_name_word, begins_a_na
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pack_word_list, pack_words, word_list
 from pipeline.values import dates, moments
-from pipeline.values.normalizers import _TITLES, IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans
-from pipeline.values.numbers import format_amount, parse_amount
+from pipeline.values.normalizers import (_TITLES, IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans,
+                                         written_as_an_id)
+from pipeline.values.numbers import format_amount, parse_amount, written_as_money
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
 Span = tuple[int, int]
@@ -328,14 +329,15 @@ def _digits_spans(scene: Scene, name: str, spec) -> Readings:
 
 
 def _identifier_spans(scene: Scene, name: str, spec) -> Readings:
-    """An identifier: each word with a digit in it as written (a uuid whole, '#1183' as 1183), not a day,
-    a time, an amount, an email address, a phone number or the number a name begins with ("4 Quiet Rooms")."""
+    """An identifier: each word written as ids are (`written_as_an_id`) as written (a uuid whole, '#1183' as
+    1183), not a day, a time, an amount, an email address, a phone number or the number a name begins with
+    ("4 Quiet Rooms")."""
     found = Readings(name, scene.text)
     taken = scene.readable_periods + scene.times
     for match in IDENTIFIER.finditer(scene.text):
         value = match.group(1)
         money = scene.text[max(match.start() - 1, 0):match.start()] in ("$", "€", "£")
-        if not re.search(r"\d", value) or money or overlaps(match.span(), taken) or \
+        if not written_as_an_id(value) or money or overlaps(match.span(), taken) or \
                 begins_a_numbered_name(scene.text, match.span()) or \
                 NORMALIZERS["email"](value) or NORMALIZERS["phone"](value):
             continue
@@ -534,7 +536,10 @@ READERS: dict[str, Reader] = {
     # and the slot head gave "June 12 at 4:30 pm" 0.0001 for a field starting a session.
     "date_time": Reader(_date_time_spans, _whole_moment, "date_time", forced=True, judged=lambda words: False,
                         moment=True),
-    "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True),
+    # Money written as money ("45 dollars", "89.50 EUR") is an amount whatever the words around it: the slot
+    # head, which learned SGD's amounts, gave "45 dollars" 0.36 for a payment's `amount`.
+    "amount": Reader(_amount_spans, _whole_normalised, "amount", forced=True,
+                     judged=lambda words: not written_as_money(words)),
     "decimal": Reader(_decimal_spans, _whole_normalised, "amount", forced=True),
     "integer": Reader(_integer_spans, _whole_normalised, "integer"),
     "time": Reader(_time_spans, _whole_normalised, "time"),

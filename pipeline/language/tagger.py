@@ -31,6 +31,7 @@ from pipeline.language.encoder import packaged_embedding_model, pieces_inside
 OUTSIDE, BEGIN, INSIDE = 0, 1, 2
 TAGGER = "argument_tagger.safetensors"
 MAX_PIECES = 96  # the text and the argument's words together; SGD's turns fit in 64 nearly always
+ARGUMENT_ROOM = 16  # pieces kept for the argument's words beside a text that fills MAX_PIECES by itself
 # Adapters on the top layers only: what is below them needs no gradient, which halves a training step on a
 # CPU; on a GPU every layer is adapted (`EVERY_LAYER`). The weights file says which (`LAYERS_KEY`).
 TOP_LAYERS = (3, 4, 5)
@@ -79,7 +80,11 @@ def tokenizer():
 def encode_pairs(tok, arguments: list[str], texts: list[str]):
     """The (argument words, text) pairs as the model reads them, with each piece's characters in its text
     and which pieces are the text's (the second segment)."""
-    enc = tok(arguments, texts, padding=True, truncation="only_first", max_length=MAX_PIECES,
+    # The argument's words are cut to fit, never the text; a text longer than MAX_PIECES alone (a request
+    # with three uuids) is read whole, with room for a few of the argument's words, up to what the model reads.
+    longest = max((len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]), default=0)
+    enc = tok(arguments, texts, padding=True, truncation="only_first",
+              max_length=min(max(MAX_PIECES, longest + ARGUMENT_ROOM), tok.model_max_length),
               return_offsets_mapping=True, return_tensors="pt")
     offsets = enc.pop("offset_mapping").numpy()
     text_side = enc["token_type_ids"].numpy().astype(bool) & (offsets[:, :, 1] > offsets[:, :, 0])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 import json
 import os
 import re
@@ -202,13 +203,18 @@ class HttpExecutor:
 
 def _typed(value: str, kind: str | None):
     """A value as its JSON type; one that does not read as that type is sent as written, for the API to
-    refuse in its own words."""
+    refuse in its own words.
+
+    >>> _typed("2500.00", "integer"), _typed("12.5", "integer"), _typed("n/a", "integer"), _typed("4", "number")
+    (2500, '12.5', 'n/a', 4.0)
+    """
     try:
-        if kind == "integer":
-            return int(value)
+        if kind == "integer":  # an amount read as money ("2500.00") is sent as the whole number it is
+            number = Decimal(value)
+            return int(number) if number == number.to_integral_value() else value
         if kind == "number":
             return float(value)
-    except ValueError:
+    except (ValueError, InvalidOperation):
         return value
     if kind == "boolean":
         return {"true": True, "false": False}.get(value.strip().lower(), value)

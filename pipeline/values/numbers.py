@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from pipeline.values.lexicon import any_of, words_of
+from pipeline.values.lexicon import alternation, any_of, lexicon_file, words_of
 
 NUMBER_WORDS = {w: i for i, w in enumerate(words_of("value_words", "number_words"))}  # "zero" 0 ... "nineteen" 19
 _TENS = {w: 10 * (i + 2) for i, w in enumerate(words_of("value_words", "tens_words"))}
@@ -50,7 +50,20 @@ def parse_number_words(text: str) -> Decimal | None:
     return total + current if seen else None
 
 
-_CURRENCY_WORDS = r"\b(?:us dollars?|dollars?|bucks?|usd|dollar)\b"
+# A currency's code or its words (`lexicon/currencies.yaml`), longest first
+_CURRENCY_WORDS = rf"\b{alternation(sorted({w for code, words in lexicon_file('currencies').items() for w in [code, *words]}))}\b"
+CURRENCY_SYMBOLS = "$€£"
+_MONEY_MARK = re.compile(rf"[{re.escape(CURRENCY_SYMBOLS)}]|{_CURRENCY_WORDS}", re.IGNORECASE)
+
+
+def written_as_money(text: str) -> bool:
+    """Whether the words say they are money: a currency's symbol or its word or code ("$40", "45 dollars",
+    "89.50 EUR").
+
+    >>> written_as_money("45 dollars"), written_as_money("89.50 EUR"), written_as_money("€12"), written_as_money("45 kg")
+    (True, True, True, False)
+    """
+    return bool(_MONEY_MARK.search(text))
 
 
 _FILLERS = re.compile(rf"\b{any_of('value_words', 'amount_fillers')}\b")  # "about", "a total of"
@@ -59,7 +72,7 @@ _FILLERS = re.compile(rf"\b{any_of('value_words', 'amount_fillers')}\b")  # "abo
 def parse_amount(text: str, whole: bool = False) -> Decimal | None:
     """An amount of money: the words as one amount ("$4,500", "a grand"), else (unless `whole`) the only
     number written among other words."""
-    cleaned = text.lower().replace("$", " $ ").replace("’", "'")
+    cleaned = re.sub(rf"[{re.escape(CURRENCY_SYMBOLS)}]", " $ ", text.lower()).replace("’", "'")
     cleaned = _FILLERS.sub(" ", cleaned)
     cents = re.fullmatch(r"\s*(\d+)\s*cents?\s*", cleaned)
     if cents:

@@ -331,3 +331,31 @@ def test_a_field_written_as_its_label_and_a_colon_is_read_to_the_next_comma_and_
         offered = _offered(pack, "for member ann-7 add a program called Summer Shred, password Kestrel!77",
                            ["add_program"])
         assert offered["password"] == ["Kestrel!77"]
+
+
+REFUNDS = {
+    "openapi": "3.0.3", "info": {"title": "Refunds"},
+    "paths": {
+        "/payments/{payment_id}/refund": {"post": {
+            "operationId": "refundPayment", "summary": "Refund a payment",
+            "parameters": [{"name": "payment_id", "in": "path", "required": True, "schema": STRING}],
+            "requestBody": _body(["amount"], amount={"type": "integer", "description": "the amount in cents"},
+                                 reason=STRING),
+            "responses": _answer({"type": "object"})}},
+    },
+}
+
+
+def test_money_in_an_integer_field_is_an_amount_and_a_number_with_decimals_is_no_identifier(tmp_path):
+    """A price in cents is money: "2500 EUR" is its value (an integer reader counts no money), read whatever
+    the slot head makes of it, as written with a currency; "20.00" is no payment's id, "pay_44d1e8" is."""
+    path = tmp_path / "refunds.json"
+    path.write_text(json.dumps(REFUNDS), encoding="utf-8")
+    import_openapi(path, tmp_path / "packs")
+    with using_packs_root(tmp_path / "packs"):
+        pack = load_pack("refunds")
+        assert pack.spec.arguments["amount"].normalizer == "amount"
+        offered = _offered(pack, "refund 2500 EUR on payment pay_44d1e8", ["refund_payment"])
+        assert "2500.00" in offered["amount"] and offered["payment_id"] == ["pay_44d1e8"]
+        offered = _offered(pack, "refund 20.00 of payment pay_44d1e8", ["refund_payment"])
+        assert offered.get("payment_id") == ["pay_44d1e8"]

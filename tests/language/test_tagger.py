@@ -118,3 +118,16 @@ def test_a_tagger_adapted_on_every_layer_is_read_back_with_every_adapter(tmp_pat
         changed = {k for k in range(6) if not torch.equal(merged.encoder.layer[k].attention.self.query.weight,
                                                            base.encoder.layer[k].attention.self.query.weight)}
         assert changed == set(layers)
+
+
+def test_a_text_longer_than_the_pieces_it_was_trained_on_is_read_whole_not_refused():
+    """A request holding three uuids fills more than MAX_PIECES alone: it is read whole (the argument's
+    words are what is cut), so a linker never fails on a long request."""
+    from pipeline.language.tagger import MAX_PIECES, encode_pairs, tokenizer
+
+    text = "start customer c71d9e42-0a5b-4c3d-8e6f-7a8b9c0d1e2f on plan 2a4c6e8f-1b3d-4f5a-9c7e-0d2f4a6c8e0b " * 3
+    tok = tokenizer()
+    pieces = len(tok(text, add_special_tokens=False)["input_ids"])
+    assert pieces > MAX_PIECES
+    enc, offsets, text_side = encode_pairs(tok, ["customer id: the customer to start", "plan"], [text, "a plan"])
+    assert int(text_side[0].sum()) == pieces and offsets[0][text_side[0]][-1][1] == len(text.rstrip())
