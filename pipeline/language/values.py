@@ -31,7 +31,7 @@ from pipeline.language.readers import QUOTED, READERS, quoted_span, reader
 from pipeline.language.readings import Readings
 from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, NAME_LABELS, name_words, pack_words, same_thing, word_list
 from pipeline.packs.rest import path_identifiers
-from pipeline.values.numbers import CURRENCY_SYMBOLS
+from pipeline.values.numbers import CURRENCY_SYMBOLS, NUMBER_WORDS
 from pipeline.values.spans import TOKEN
 from pipeline.values.normalizers import IDENTIFIER, NORMALIZERS, WEB_ADDRESS, _stem
 
@@ -69,6 +69,8 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
     (False, False)
     >>> named_before("a price of 4900", 11, "unit_price"), named_before("a price of 4900", 11, "price_currency")
     (True, False)
+    >>> named_before("4 sets of 8", 10, "sets"), named_before("four sets of 8", 13, "sets")
+    (False, False)
 
     A name that ends in a function word is named by it ("to", "email_from", "where_to": "a mail to jo@x.com",
     "from jo@x.com", "a trip to Rome"):
@@ -105,7 +107,8 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
     if before[-1] in word_list("value_words", "new_value_markers") and _changed_to(prefix, argument):
         return True  # "drop the ticket price of event 5 to 30 dollars": the price's new value
     if len(before) > 2 and before[-1] == "of" and before[-2] == argument.lower().split("_")[-1] \
-            and before[-2] not in NAME_TO_VALUE and _a_number_at(text, start):
+            and before[-2] not in NAME_TO_VALUE and not before[-3].isdigit() and before[-3] not in NUMBER_WORDS \
+            and _a_number_at(text, start):  # "4 sets of 8": the 4 counts the sets
         return True  # "an amount of 4900", "a rating of 4.3" (`_a_number_at` says how often); "the id of" whose?
     return len(before) > 2 and before[-1] in NAME_TO_VALUE and names_what_follows(-2)
 
