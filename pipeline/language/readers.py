@@ -31,7 +31,7 @@ from pipeline.language.words import EDGE_WORDS, FUNCTION_WORDS, PERSON_NOUNS, pa
 from pipeline.values import dates, moments
 from pipeline.values.normalizers import (_TITLES, IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans,
                                          written_as_an_id)
-from pipeline.values.numbers import format_amount, parse_amount, written_as_money
+from pipeline.values.numbers import CURRENCY_SYMBOLS, format_amount, parse_amount, written_as_money
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
 Span = tuple[int, int]
@@ -336,7 +336,7 @@ def _identifier_spans(scene: Scene, name: str, spec) -> Readings:
     taken = scene.readable_periods + scene.times
     for match in IDENTIFIER.finditer(scene.text):
         value = match.group(1)
-        money = scene.text[max(match.start() - 1, 0):match.start()] in ("$", "€", "£")
+        money = scene.text[max(match.start() - 1, 0):match.start()] in tuple(CURRENCY_SYMBOLS)
         if not written_as_an_id(value) or money or overlaps(match.span(), taken) or \
                 begins_a_numbered_name(scene.text, match.span()) or \
                 NORMALIZERS["email"](value) or NORMALIZERS["phone"](value):

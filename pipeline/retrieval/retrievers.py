@@ -162,8 +162,8 @@ def asked_action(words: str) -> tuple[str | None, bool]:
     return verb_action(words), False
 
 
-# A request opening with "what", "which" or "how many" asks what there is, whatever word of a change it
-# holds: of the request corpus's one-call requests so opening whose words hold one ("set up", "created",
+# A request opening with "what", "which" or "how many" (`speech_acts.yaml`, how_much) asks what there is,
+# whatever word of a change it holds: of the request corpus's one-call requests so opening whose words hold one ("set up", "created",
 # "registered"), 9 of 9 (8 APIs) need a read; SGD's say so too (`lexicon/search_words.yaml`, asking_what).
 _ASKING_WHAT_WORDS = word_list("search_words", "asking_what")
 _HOW_MUCH = word_list("speech_acts", "how_much")
