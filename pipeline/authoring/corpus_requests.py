@@ -25,12 +25,12 @@ from pathlib import Path
 
 from pipeline.authoring.openapi_packs import import_openapi
 from pipeline.authoring.writer import PackNotValid
+from pipeline.language.readers import reader
 from pipeline.language.rest_corpus import RestCorpus
 from pipeline.packs.openapi_spec import OpenApiError
 from pipeline.packs.pack import Pack, load_pack_at
 from pipeline.values import dates
-from pipeline.values.moments import a_day, moment
-from pipeline.values.normalizers import NORMALIZERS
+from pipeline.values.moments import a_day
 
 DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -48,13 +48,19 @@ class CorpusSet:
 
 
 def _key(name: str) -> str:
+    """A name as letters and digits alone: how two spellings of it meet."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _field_key(name: str) -> str:
+    """A field's name as `_key` writes it, a dotted field (`a.b`, `a[].b`) by its last part."""
+    return _key(name.split(".")[-1].replace("[]", ""))
 
 
 def same_name(document_name: str, argument: str) -> bool:
     """Whether an argument is the document's parameter or field of that name, as the importer names them
     (snake case of the name, the last part of a dotted field)."""
-    return _key(document_name.split(".")[-1].replace("[]", "")) == _key(argument)
+    return _field_key(document_name) == _key(argument)
 
 
 def argument_of(pack: Pack, goals: list[str], document_name: str) -> str | None:
@@ -66,7 +72,7 @@ def argument_of(pack: Pack, goals: list[str], document_name: str) -> str | None:
     for api in apis:
         if api.http is not None:
             for wire, argument in {**api.http.body, **api.http.query, **api.http.headers}.items():
-                sent.setdefault(_key(wire.split(".")[-1].replace("[]", "")), argument)
+                sent.setdefault(_field_key(wire), argument)
     if (argument := sent.get(_key(document_name))) is not None:
         return argument
     arguments = list(dict.fromkeys(a for api in apis for a in api.arguments))
@@ -83,24 +89,19 @@ def argument_of(pack: Pack, goals: list[str], document_name: str) -> str | None:
 
 
 def expected_value(pack: Pack, argument: str, written: str, today: date) -> str:
-    """The value as the argument's normaliser reads the words written (the words themselves where it reads
-    none): what the planner's value is compared with."""
+    """The value as the argument's reader reads the words written as a whole (the words themselves where it
+    reads none): what the planner's value is compared with. A `date` is the one day the words name, behind
+    today where they say so, else ahead (`moments.a_day`), not the period of records its reader reads."""
     kind = pack.spec.arguments.get(argument)
-    normalizer = kind.normalizer if kind is not None else "title_text"
-    if normalizer == "date_time":
-        read = moment(written, today)
-    elif normalizer in ("date", "future_date"):
-        day = a_day(written, today) if normalizer == "date" else dates.resolve_future_day(written, today)
-        read = dates.format_date(day) if day is not None else None
-    else:
-        reader = NORMALIZERS.get(normalizer)
-        try:
-            read = reader(written, values=kind.values, synonyms=kind.synonyms) if reader and kind else None
-        except (TypeError, ValueError):
-            read = None
-    if isinstance(read, tuple):  # a full name read as its two parts
-        read = None
-    return read or written
+    if kind is None:
+        return written
+    try:
+        read = a_day(written, today) if kind.normalizer == "date" else reader(kind.normalizer).whole(written, kind, today)
+    except (TypeError, ValueError):
+        return written
+    if isinstance(read, date):
+        read = dates.format_date(read)
+    return read if isinstance(read, str) and read else written
 
 
 def corpus_set(corpus: RestCorpus, documents: Path, apis: list[str] | None = None,

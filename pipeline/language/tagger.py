@@ -82,7 +82,8 @@ def encode_pairs(tok, arguments: list[str], texts: list[str]):
     and which pieces are the text's (the second segment)."""
     # The argument's words are cut to fit, never the text; a text longer than MAX_PIECES alone (a request
     # with three uuids) is read whole, with room for a few of the argument's words, up to what the model reads.
-    longest = max((len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]), default=0)
+    distinct = list(dict.fromkeys(texts))  # a request is read once beside each of its arguments: measured once
+    longest = max((len(ids) for ids in tok(distinct, add_special_tokens=False)["input_ids"]), default=0)
     enc = tok(arguments, texts, padding=True, truncation="only_first",
               max_length=min(max(MAX_PIECES, longest + ARGUMENT_ROOM), tok.model_max_length),
               return_offsets_mapping=True, return_tensors="pt")
