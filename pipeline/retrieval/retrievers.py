@@ -12,7 +12,6 @@ import difflib
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -29,10 +28,12 @@ from pipeline.packs.pack import Pack
 from pipeline.packs.rest import (identified, last_noun, path_identifiers, singular, snake_words,
                                  words_after_the_identifier)
 from pipeline.records import ClauseAnalysis
+from pipeline.retrieval.clause_walk import ClauseWalk
 from pipeline.retrieval.lookups import current_ones, holders, lookup_goals, preferred
+from pipeline.retrieval.scored import ScoredGoal
 from pipeline.retrieval.speech_acts import (
-    QUESTION_OPENERS, REQUEST_VERBS, Vocabulary, asks_only_for_results, asks_to_talk, classify, imperative_verb,
-    names_nothing, object_words, question_kind, restates, states_value, topic, without_topic, words,
+    QUESTION_OPENERS, REQUEST_VERBS, Vocabulary, classify, imperative_verb,
+    object_words, picks_one, question_kind, without_topic, words,
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT, WEB_ADDRESS, _stem, web_address_spans
@@ -83,19 +84,6 @@ NEAR_TIE = 0.10
 HEAD_MARGIN = 0.5
 
 
-@dataclass
-class ScoredGoal:
-    goal: str
-    score: float
-    source: str = ""  # the words of the request it was retrieved from
-    # Words its asking clause points back at ("..., can you update her record"): they give the arguments
-    # the source itself does not.
-    context: str = ""
-    # Which judge chose it: retrieval, the goal head (a request retrieval scored too low), the words that
-    # ask to find or the values only a search takes (`_the_search_said`), or the goal head over a near-tie.
-    chosen_by: str = "retrieval"
-
-
 _LIGHT_VERBS = word_list("light_verbs")
 PICK_QUALIFIERS = word_list("pick_qualifiers")  # "the *most* popular": a pick qualified, nothing more asked
 # Verbs that name no deed of their own ("show", "find", "add", "delete"): whatever API is asked, its object says
@@ -130,6 +118,11 @@ def _inflections(word: str) -> set[str]:
 _VERB_FORMS = {action: frozenset(f for w in word_list("operation_words", action) for f in _inflections(w))
                for action in (*_CHANGES, "read", "search", "list")}
 _READS = ("read", "list", "search")
+
+
+def _name_stems(goal: str) -> set[str]:
+    """The stems of the words of an operation's name (`post_payment_id_charge`: "charg", ...)."""
+    return {_stem(w) for w in goal.lower().split("_") if w}
 
 
 def asked_action(words: str) -> tuple[str | None, bool]:
@@ -357,7 +350,7 @@ class Retriever:
         for g in goals:
             g.source = as_written(query, g.source)
         if goals and self.pack.is_rest_api:  # a clause that asks for a deed the API does not do names no call
-            refused = [c.lower() for c in self.clauses(query) if self.deed_not_done(c)]
+            refused = [c.lower() for c in self.clauses(query) if self.deed_not_done(c) or self.change_not_made(c)]
             goals = [g for g in goals if not any(g.source.lower().startswith(c) for c in refused)]
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
@@ -678,6 +671,10 @@ class Retriever:
             return chosen
         if (searched := self._searched_for(chosen, rank)) is not chosen:
             return searched
+        if any(self.names_its_call(clause, chosen.goal) for clause in self.clauses(chosen.source)):
+            return chosen  # "..., and then unlock it": `games_achievements_unlock` whatever verb opens the words
+        if (named := self._the_verb_names(chosen, rank)) is not None:
+            return named
         asked, opens = asked_action(chosen.source)
         if asked is None:
             return self._the_field_changed(chosen, rank)
@@ -685,7 +682,7 @@ class Retriever:
             return chosen
         if not opens and rest.action not in _READS:
             return chosen
-        if opens and _stem(opening_word(chosen.source)[0] or "") in {_stem(w) for w in chosen.goal.split("_")}:
+        if opens and _stem(opening_word(chosen.source)[0] or "") in _name_stems(chosen.goal):
             return chosen
         for other in rank(chosen.source):
             theirs = self._rest(other.goal)
@@ -693,6 +690,56 @@ class Retriever:
                     (theirs.action == asked or asked == "read" and theirs.action in _READS):
                 return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({asked})")
         return chosen
+
+    def _the_verb_names(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal | None:
+        """An opening verb that names a deed of its own (none of `GENERAL_VERBS`: "charge", "unlock", "hire")
+        and a word of the name of another operation on the chosen resource, not of the chosen one's, asks for
+        that operation ("authorise payment 5 and then charge it": the charge of payment 5, not a second
+        authorisation), the first the words rank; None where no other operation's name says the verb."""
+        verb = (opening_word(chosen.source)[0] or "").lower()
+        if not verb or verb in GENERAL_VERBS or _stem(verb) in _name_stems(chosen.goal):
+            return None
+        for other in rank(chosen.source):
+            if self._on_the_same_thing(chosen.goal, other.goal) and _stem(verb) in _name_stems(other.goal):
+                return ScoredGoal(other.goal, other.score, chosen.source, chosen.context, f"the verb ({verb})")
+        return None
+
+    def one_of_them(self, goal: str, clause: str) -> str | None:
+        """For a REST list or search, the read of one of the things it lists where a clause that points back
+        at it reads one of them, asking no change ("list my saved games and open the newest one"): of the operations on the
+        same thing, the one that reads a thing by its identifier (its path ends in one); None otherwise."""
+        rest = self._rest(goal)
+        if rest is None or rest.action not in ("list", "search") or not picks_one(clause) \
+                or asked_action(clause)[0] not in (None, "read"):  # no change asked ("open ...") reads it
+            return None
+        for other in [g.goal for g in self.rank(clause)] + list(self.pack.spec.goals):
+            theirs, http = self._rest(other), self.pack.spec.apis[self.pack.spec.goals[other].api].http
+            if theirs is not None and theirs.action == "read" and http is not None \
+                    and http.path.rstrip("/").endswith("}") and self._on_the_same_thing(goal, other):
+                return other
+        return None
+
+    def names_its_call(self, clause: str, goal: str) -> bool:
+        """Whether a clause's opening verb names a deed of its own (none of `GENERAL_VERBS`) that is a word of
+        a REST operation's name ("hire the one from ...": `post_applications_id_hire`): the API's own name
+        for the call, however little else of the clause the operation's words share."""
+        verb = (opening_word(clause)[0] or "").lower()
+        return self.pack.is_rest_api and bool(verb) and verb not in GENERAL_VERBS \
+            and _stem(verb) in _name_stems(goal)
+
+    def _on_the_same_thing(self, goal: str, other: str) -> bool:
+        """Whether two REST operations act on the same thing: the same resource, or paths that agree up to
+        the first identifier (`/payment/{id}/authorize` and `/payment/{id}/charge`)."""
+        ours, theirs = self._rest(goal), self._rest(other)
+        if ours is None or theirs is None:
+            return False
+        if ours.resource and ours.resource == theirs.resource:
+            return True
+        paths = [self.pack.spec.apis[self.pack.spec.goals[g].api].http for g in (goal, other)]
+        if any(http is None for http in paths):
+            return False
+        prefixes = [http.path.split("}")[0] for http in paths]
+        return "{" in prefixes[0] and prefixes[0] == prefixes[1]
 
     def _searched_for(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal:
         """A read of one thing by its identifier (`/products/{id}`) chosen for words that open with a verb of
@@ -1107,17 +1154,10 @@ class Retriever:
 
     def _by_clause(self, query: str, first_threshold: float | None, clause_threshold: float | None,
                    max_goals: int, whole_judged: bool = True) -> list[ScoredGoal]:
-        """One goal per clause that asks for one (speech_acts), in the request's order; nothing when the
-        whole request scores below `first_threshold` (out of the domain), or, when the whole is not judged,
-        when no clause that asks names a goal on its own.
-
-        A clause that tells (context: "sales were up in Q2") names no goal, whatever words it holds. An
-        asking clause that only points back ("pls generate it") asks for the best goal of the clauses
-        before it. Each goal's `source` is the words its arguments come from: its asking clause, the
-        clause it points back to, and the fragments around it that ask nothing of their own ("..., for
-        March"). Its `context` is the story its asking clause points back at ("a $40 charge hit us, look
-        *it* up"; "..., *his* new email is ..."): it gives only what the source does not. A story nothing
-        points at gives nothing. When no clause asks, the request is one goal: its best."""
+        """One goal per clause that asks for one (speech_acts), in the request's order (`ClauseWalk`); nothing
+        when the whole request scores below `first_threshold` (out of the domain), or, when the whole is not
+        judged, when no clause that asks names a goal on its own. When no clause asks, the request is one
+        goal: its best."""
         first_threshold = self.first_threshold if first_threshold is None else first_threshold
         clause_threshold = self.first_threshold if clause_threshold is None else clause_threshold
         if max_goals == 1:  # one goal per request (flow and workflow packs): the best for the whole of it
@@ -1133,112 +1173,11 @@ class Retriever:
                 c.asks and not foreign and top.score >= (BARE_PHRASE_THRESHOLD if c.bare else clause_threshold)
                 and self._vouched_for(c.text) for c, (top, foreign) in zip(clauses, judged)):
             return []
-        best = [top for top, _ in judged]
-        chosen: list[ScoredGoal] = []
-        chosen_at: list[int] = []  # the clause each goal was chosen at
-        sources: list[list[str]] = []
-        contexts: list[list[str]] = []
-        story: list[str] = []  # the clauses since the last one that named a goal, naming none themselves
-        foreign: set[int] = set()  # clauses that ask for what the pack declares out of scope
-        leading: list[str] = []  # asking fragments before the first goal, naming none themselves
-        following = False  # whether every clause since the last goal's points back at it
-        for i, (clause, top) in enumerate(zip(clauses, best)):
-            if not clause.asks:
-                # "..., his new email is jo@x.com"; "... an invoice for the tile job. The total is $400."
-                points = clause.refers_back or states_value(clause.text)
-                if chosen and points and following:
-                    contexts[-1].append(clause.text)
-                following = following and points
-                story.append(clause.text)
-                continue
-            shared = _SHARED.match(clause.text)
-            if shared and sources and not story:
-                # A fragment for the two goals before it, or all of them, that says so ("sales and
-                # spending, both for May"): their words, whatever it scores or refuses on its own.
-                count = 2 if shared.group(1).lower() == "both" else len(sources)
-                for source in sources[-count:]:
-                    source.append(clause.text)
-                continue
-            if judged[i][1]:
-                if chosen and chosen_at[-1] == i - 1 and restates(clause.text):
-                    # It asks again for what the clause before asked ("we must wire 2k to the landlord, could
-                    # you do this for us"): that was the same request, one the domain does not do.
-                    chosen.pop(), sources.pop(), contexts.pop(), chosen_at.pop()
-                    foreign.add(i - 1)
-                story = []
-                foreign.add(i)
-                continue  # it asks for something the domain does not do ("refund this payment")
-            goal, score, words = top.goal, top.score, [clause.text]
-            needed = BARE_PHRASE_THRESHOLD if clause.bare else clause_threshold
-            if chosen and asks_only_for_results(clause.text, self.speech):
-                score = 0.0  # "..., i want the actual numbers": what the request before it gives, not a new goal
-            earlier = [k for k in range(i) if k not in foreign]
-            if clause.refers_back and earlier:
-                # Below the threshold it asks for the best goal before it ("pls generate it"). Above it, a
-                # clause whose only words are a request verb and a reference asks for the story just before
-                # it when that names a goal better ("the bank wants our expenses for Q2, can you pull them");
-                # "call me about it" names its own.
-                told = [k for k in earlier if clauses[k].text in story]
-                j = None
-                if score < needed:
-                    j = max(earlier, key=lambda k: best[k].score)
-                elif told and names_nothing(clause.text, self.speech):
-                    j = max(told, key=lambda k: best[k].score)
-                    j = j if best[j].score > score else None
-                if j is not None:
-                    goal, score, words = best[j].goal, best[j].score, [clauses[j].text, clause.text]
-                    if self.pack.is_rest_api:  # "..., delete it": the story's thing, by the clause's own verb
-                        goal = self._the_verb_says(ScoredGoal(goal, score, clause.text), self.rank).goal
-                    if score < needed and not clauses[j].asks and not judged[j][1]:
-                        # Neither says enough alone ("my kids like museums, can you search for a nice one"): the
-                        # ask and the story it points back at are one request, judged together.
-                        # An earlier clause that asked on its own and named nothing here stays refused.
-                        together, foreign_words = self._best_for_clause(", ".join(words), clause_threshold)
-                        if not foreign_words and together.score > score:
-                            goal, score = together.goal, together.score
-                about = topic(clauses[earlier[-1]].text)
-                if about and names_nothing(clause.text, self.speech):
-                    # What the request to talk just before is about is what "it" points at ("a call regarding
-                    # costs in Q3, fetch those first"), when that names a goal of its own.
-                    top = self._best_for_clause(about, clause_threshold)[0]
-                    if top.goal != best[earlier[-1]].goal and top.score >= clause_threshold:
-                        goal, score, words = top.goal, top.score, [about, clause.text]
-            if score < needed:
-                if sources and not clause.refers_back and not story:
-                    sources[-1].append(clause.text)  # a fragment of the request before it ("..., for March")
-                elif not sources and not clause.refers_back:
-                    leading.append(clause.text)  # a fragment before the first goal ("$900 for a logo. Bill it")
-                else:
-                    story.append(clause.text)
-                continue
-            # What it points back at gives what its own words do not ("a $40 charge hit us, look it up").
-            # So does the story before a request to talk that names no topic: it is why they want to talk
-            # ("the reconciliation keeps failing. is there someone I could speak with?").
-            about_story = asks_to_talk(clause.text, self.speech) and topic(clause.text) is None
-            pointed_at = [t for t in story if t not in words] if clause.refers_back or about_story else []
-            if not pointed_at and sources and (clause.refers_back and _PERSON_PRONOUN.search(clause.text)
-                                               or _SAME_VALUE.search(clause.text)):
-                # "bill Ann Lee ..., update her record"; "..., and the sales figures for the same months"
-                pointed_at = [t for t in sources[-1] if t not in words]
-            if not chosen:
-                words = [*leading, *words]
-            story, following = [], True
-            if goal in {c.goal for c in chosen}:
-                k = [c.goal for c in chosen].index(goal)
-                sources[k].extend(w for w in words if w not in sources[k])
-                contexts[k].extend(pointed_at)
-                continue
-            if chosen and chosen_at[-1] == i - 1 and _BOTH.search(clauses[i - 1].text) \
-                    and without_values(clauses[i - 1].text) == clauses[i - 1].text:
-                # "both A and B for Q1": what follows B is said of A too, when A's words give no value.
-                sources[-1].append(clause.text)
-            chosen.append(ScoredGoal(goal, score, "", chosen_by=next((b.chosen_by for b in best if b.goal == goal),
-                                                                    "retrieval")))
-            chosen_at.append(i)
-            sources.append(words)
-            contexts.append(pointed_at)
-        if not chosen:
-            if len(clauses) == 1 and clauses[0].asks and not foreign and whole_judged \
+        walk = ClauseWalk(self, clauses, judged, clause_threshold, BARE_PHRASE_THRESHOLD)
+        picked = walk.run()
+        best = walk.best
+        if not picked:
+            if len(clauses) == 1 and clauses[0].asks and not walk.foreign and whole_judged \
                     and ranked[0].score >= first_threshold and self._vouched_for(clauses[0].text):
                 # One clause is the whole request, which scores in the domain with its values said (the
                 # clause is judged without them: "the third episode of ...") and the goal head vouches for.
@@ -1247,8 +1186,10 @@ class Retriever:
                 return []  # it asks, but for nothing this domain does ("can you recommend a restaurant")
             # Nothing asks in so many words ("my customer Tom Reed has a new email ..."): one goal.
             return [ScoredGoal(ranked[0].goal, ranked[0].score, query)]
-        return [ScoredGoal(c.goal, c.score, ", ".join(s), ", ".join(t for t in dict.fromkeys(x) if t not in s),
-                           c.chosen_by) for c, s, x in zip(chosen, sources, contexts)][:max_goals]
+        return [ScoredGoal(p.goal, p.score, ", ".join(p.words),
+                           ", ".join(t for t in dict.fromkeys(p.context) if t not in p.words),
+                           next((b.chosen_by for b in best if b.goal == p.goal), "retrieval"))
+                for p in picked][:max_goals]
 
     def deed_not_done(self, clause: str) -> str | None:
         """For a REST API, the verb a clause's imperative opens with (`speech_acts.imperative_verb`) where it
@@ -1270,6 +1211,27 @@ class Retriever:
             return None  # "book a visit" of an API with visits: a change to one of its things
         return verb
 
+    def change_not_made(self, clause: str) -> str | None:
+        """For a REST API, the change a clause opens with a verb of (`asked_action`: to add or to delete) where
+        its best operation, judged by its verb and the resource it names, only reads or makes the other
+        change, and no operation on that operation's thing (`_on_the_same_thing`) makes the change asked:
+        the API does not make it ("delete employee 550" of an API that adds and reads employees, "create a
+        leaderboard" of one that only reads them). Where the clause's resource has such an operation, the
+        verb chose it (`_the_verb_says`). None where the API may make the change."""
+        if not self.pack.is_rest_api:
+            return None
+        asked, opens = asked_action(clause)
+        if not opens or asked not in ("create", "delete"):
+            return None
+        top = self._the_clause_says(self._best_for_clause(clause, self.first_threshold)[0], clause)
+        rest = self._rest(top.goal)
+        if rest is None or rest.action == asked or rest.action not in (*_READS, "create", "delete"):
+            return None
+        if any((theirs := self._rest(goal)) is not None and theirs.action == asked
+               and self._on_the_same_thing(top.goal, goal) for goal in self.pack.spec.goals):
+            return None
+        return f"{asked} any {rest.resource.replace('_', ' ')}" if rest.resource else asked
+
     @cached_property
     def _things(self) -> frozenset[str]:
         """The folded words of the API's resources and of its arguments' names (what a request's object may be)."""
@@ -1288,10 +1250,12 @@ class Retriever:
         for clause in classify(self.clauses(query), self.speech):
             ranked = self._ranked(without_values(clause.text), clause.text)[0][:top]
             act = "tells" if not clause.asks else "phrase" if clause.bare else "asks"
-            deed = self.deed_not_done(clause.text)
+            deed, change = self.deed_not_done(clause.text), self.change_not_made(clause.text)
+            refused = (f"the API documents nothing that would {deed!r}" if deed
+                       else f"the API has no call that would {change}" if change else "")
             out.append(ClauseAnalysis(text=clause.text, act=act, refers_back=clause.refers_back,
                                       goals=[{"goal": g.goal, "score": round(g.score, 4)} for g in ranked],
-                                      refused=f"the API documents nothing that would {deed!r}" if deed else ""))
+                                      refused=refused))
         return out
 
     def _one_goal(self, query: str, threshold: float) -> list[ScoredGoal]:
@@ -1548,12 +1512,6 @@ def _one_per_goal(goals: list[ScoredGoal]) -> list[ScoredGoal]:
     return list(merged.values())
 
 
-_BOTH = re.compile(r"\bboth\b(?! of)", re.IGNORECASE)
-_SHARED = re.compile(r"(?:for |of )?(both|each|all)(?: of (?:them|those|these))?,?\s+(?:for|from|in|over|during|"
-                     r"covering|through|between)\b", re.IGNORECASE)
-_SAME_VALUE = re.compile(r"\b(?:the )?same (?:period|dates?|days?|time ?frame|time|months?|quarter|year|range|"
-                         r"window|amount|one)\b", re.IGNORECASE)
-_PERSON_PRONOUN = re.compile(r"\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
 _PERSON_OBJECT = re.compile(r"(?<=\w )(?:him|her|them)\b\s*", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 

@@ -182,6 +182,15 @@ def refers_back(text: str) -> bool:
         or _one_for_a_thing(words(text))
 
 
+def picks_one(text: str) -> bool:
+    """Whether a clause ends in "one" standing for one of the things named before ("open the newest one").
+
+    >>> picks_one("open the newest one"), picks_one("a table for one")
+    (True, False)
+    """
+    return _one_for_a_thing(words(text))
+
+
 def _one_for_a_thing(tokens: list[str]) -> bool:
     """Whether the clause ends in "one" standing for a thing named before ("find me a good one", "the
     cheapest one", "another one"), which values would read as a count: an article or a word it qualifies

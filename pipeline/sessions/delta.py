@@ -18,7 +18,7 @@ from pipeline.language.linking import learned_parts
 from pipeline.language.values import link_values
 from pipeline.language.names import written_as_name
 from pipeline.language.readers import candidate_strings, reader, value_readings
-from pipeline.language.words import FUNCTION_WORDS
+from pipeline.language.words import FUNCTION_WORDS, word_list
 from pipeline.llm.grammar import _asp_string, _literal, _naming_words
 from pipeline.llm.prompt import goal_arguments
 from pipeline.packs.pack import Pack
@@ -171,8 +171,13 @@ def asks_back(pack: Pack, text: str) -> bool:
     return _QUESTION.search(text) is not None and not requests_action(text, Vocabulary.of(pack))
 
 
-SWITCH_WORDS = re.compile(r"\b(?:actually|instead|change|changed|rather|i meant|make it|make that|switch)\b", re.I)
-_OLD_VALUE = re.compile(r"\b(?:instead of|rather than|not)\s+(?:the\s+)?(?P<old>[^,.;!?]+)", re.I)
+def _cues(part: str) -> str:
+    """`lexicon/switch_cues.yaml`'s list `part` as a regex's alternatives, the longest first."""
+    return "|".join(re.escape(w) for w in sorted(word_list("switch_cues", part), key=len, reverse=True))
+
+
+SWITCH_WORDS = re.compile(rf"\b(?:{_cues('words')})\b", re.I)
+_OLD_VALUE = re.compile(rf"\b(?:{_cues('replaced')})\s+(?:(?:{_cues('article')})\s+)?(?P<old>[^,.;!?]+)", re.I)
 
 
 def _without_old_values(text: str, candidates: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -258,117 +263,167 @@ def _named_goals(pack: Pack, state: SessionState, text: str) -> list[str]:
             or [gid for gid, words in naming.items() if words & stems])
 
 
+@dataclass
+class _Message:
+    """One message (or a clause of one), read once for the slots it may give: the values its words ground
+    per predicate (`candidates`), the ones read as the answer to the question asked (`answering`), whether
+    the slot head judged them (`heard`), and whether its words change a value already given (`switching`)."""
+    pack: Pack
+    state: SessionState
+    text: str
+    today: date
+    candidates: dict[str, list[str]]
+    answering: dict[str, list[str]]
+    heard: bool
+    switching: bool
+
+    @classmethod
+    def read(cls, pack: Pack, state: SessionState, text: str, today: date,
+             pending: tuple[str, str] | None) -> _Message:
+        readings = value_readings(pack, text, today)
+        # The answer to the question asked is read by the rules where the slot head keeps none of its spans:
+        # the question is context the head does not see ("Bourbon Steak" alone). Where it keeps some, a whole
+        # sentence answers, and the head tells the value asked from the others it gives ("a drama directed
+        # by ..." asked the genre). Everything else is read as a request's words are.
+        by_rules = candidate_strings(readings)
+        candidates = _without_old_values(text, candidate_strings(link_values(pack, text, readings,
+                                                                             asked=pending[1] if pending else None)))
+        answering = _without_old_values(text, by_rules) if pending else candidates
+        heard = bool(learned_parts(pack)["value"])  # the slot head judged `candidates`
+        if pending and heard and candidates.get(pending[1]):
+            answering = {**answering, pending[1]: candidates[pending[1]]}
+        # Words said to a read-back correct it: a value there changes the one given, cue or not.
+        switching = SWITCH_WORDS.search(text) is not None or state.awaiting is not None
+        return cls(pack, state, text, today, candidates, answering, heard, switching)
+
+    def goal(self, gid: str):
+        return next(g for g in self.state.goals if g.goal_id == gid)
+
+    def fresh(self, gid: str, predicate: str, read: dict[str, list[str]] | None = None) -> list[str]:
+        """The values read for a goal's predicate that differ from the one it has."""
+        current = self.goal(gid).values.get(predicate)
+        return [v for v in (self.candidates if read is None else read).get(predicate, [])
+                if current is None or not same_value(self.pack, predicate, v, current, self.today)]
+
+    def other_arguments(self, gid: str, predicate: str) -> list[str]:
+        return [p.removeprefix("_") for p in goal_arguments(self.pack, self.goal(gid).goal)
+                if p.removeprefix("_") != predicate]
+
+
 def _slots_in(pack: Pack, state: SessionState, text: str, today: date, targets: list[str],
               pending: tuple[str, str] | None, named: list[str]) -> list[Slot]:
-    """The slots words give, for the goals `targets` (see `addressed_slots`)."""
-    readings = value_readings(pack, text, today)
-    # The answer to the question asked is read by the rules where the slot head keeps none of its spans:
-    # the question is context the head does not see ("Bourbon Steak" alone). Where it keeps some, a whole
-    # sentence answers, and the head tells the value asked from the others it gives ("a drama directed
-    # by ..." asked the genre). Everything else is read as a request's words are.
-    by_rules = candidate_strings(readings)
-    candidates = _without_old_values(text, candidate_strings(link_values(pack, text, readings,
-                                                                         asked=pending[1] if pending else None)))
-    answering = _without_old_values(text, by_rules) if pending else candidates
-    heard = learned_parts(pack)["value"]  # the slot head judged `candidates`
-    if pending and heard and candidates.get(pending[1]):
-        answering = {**answering, pending[1]: candidates[pending[1]]}
-    # Words said to a read-back correct it: a value there changes the one given, cue or not.
-    switching = SWITCH_WORDS.search(text) is not None or state.awaiting is not None
-    by_id = {g.goal_id: g for g in state.goals}
-    pending_goal, pending_arg = pending or (None, None)
-
-    def fresh(gid: str, predicate: str, read: dict[str, list[str]] = candidates) -> list[str]:
-        current = by_id[gid].values.get(predicate)
-        return [v for v in read.get(predicate, [])
-                if current is None or not same_value(pack, predicate, v, current, today)]
-
-    slots: list[Slot] = []
-    taken: set[str] = set()
-    if pending_goal in by_id:
-        covering = [name for name, extra in pack.spec.ir_extra.items() if pending_arg in extra.gives
-                    and f"_{name}" in goal_arguments(pack, by_id[pending_goal].goal)]
-        for predicate in covering:  # "from january through march" answers a start date with the period
-            values = [v for v in fresh(pending_goal, predicate, answering) if _covers_more(pack, predicate, v, today)]
-            if values:
-                slots.append(Slot([pending_goal], predicate, values, optional=False))
-                break
-        else:
-            values = fresh(pending_goal, pending_arg, answering)
-            free = takes_any_words(pack, pending_arg)
-            others = [p.removeprefix("_") for p in goal_arguments(pack, by_id[pending_goal].goal)
-                      if p.removeprefix("_") != pending_arg]
-            if not values and not free and _read(pack, pending_arg, text, today) is not None:
-                values = [text.strip()]  # no span reads, the whole answer does ("half past four, please")
-            if free and asks_back(pack, text):
-                values = []  # a question back ("do they have parking?") names nobody and nothing
-            if values and free and _bare_answer(text, values):
-                free = False  # nothing but a value ("The Oak Room"): it answers the question asked
-            elif values and free and heard:
-                # The slot head tells the answer from other slots' values: words it keeps for another slot
-                # and not for the one asked ("find restaurants in San Jose" asked the restaurant's name)
-                # are that slot's, read below.
-                if not candidates.get(pending_arg) and any(candidates.get(p) for p in others):
-                    values = []
-            elif values and free:
-                # Free words may answer the question or fill another free slot ("put it under Maya Kim"
-                # asked for the restaurant): the slot whose description the message is closest to.
-                free_others = [p for p in others if takes_any_words(pack, p)
-                               and fresh(pending_goal, p) and not _has_value(pack, by_id[pending_goal], p)]
-                chosen = _closest_slot(pack, text, [pending_arg, *free_others])
-                if chosen != pending_arg:
-                    slots.append(Slot([pending_goal], chosen, fresh(pending_goal, chosen), optional=True))
-                    values = []
-            if values:  # the head's answer is written, as an opening's kept values are
-                slots.append(Slot([pending_goal], pending_arg, values,
-                                  optional=free and not (heard and candidates.get(pending_arg))))
-        taken.add(_family(pack, pending_arg))
-    by_predicate: dict[str, list[str]] = {}
-    for gid in targets:
-        for predicate in (a.removeprefix("_") for a in goal_arguments(pack, by_id[gid].goal)):
-            if predicate not in by_id[gid].refs:  # an argument that takes an output takes no words
-                by_predicate.setdefault(predicate, []).append(gid)
+    """The slots words give, for the goals `targets` (see `addressed_slots`): the answer to the question
+    asked first, then each other argument of the goals the words may fill unasked."""
+    message = _Message.read(pack, state, text, today, pending)
+    asked = pending if pending and any(g.goal_id == pending[0] for g in state.goals) else None
+    slots = _answer_slots(message, *asked) if asked else []
+    taken = {_family(pack, asked[1])} if asked else set()
     answered = bool(slots)
-    for predicate, goal_ids in by_predicate.items():
-        family = _family(pack, predicate)
-        free = takes_any_words(pack, predicate)
-        if any(s.predicate == predicate for s in slots) or family in taken and not (heard and free):
+    for predicate, goal_ids in _open_arguments(message, targets).items():
+        family, free = _family(pack, predicate), takes_any_words(pack, predicate)
+        if any(s.predicate == predicate for s in slots) or family in taken and not (message.heard and free):
             continue  # free words the slot head gives another slot than the one asked are read below
         if free and (state.awaiting is not None or asks_back(pack, text)):
             continue  # free words said to a read-back correct only the value a no points at (correcting_slot)
-        if free and answered:
-            # Besides an answer, only a person's whole name written as one is taken unasked, and then it is
-            # written ("14 of us, put it under Ana Ruiz"); other free words beside an answer are context,
-            # unless the slot head keeps them as this slot's (it was trained on such turns: "a drama
-            # directed by ..."), and then they are written, as an opening's kept values are.
-            answer = {w.lower() for slot in slots for v in slot.values for w in TOKEN.findall(v)}
-            if heard and family != "person_name":
-                goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
-                values = [v for v in dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate))
-                          if not {w.lower() for w in TOKEN.findall(v)} & answer]
-                if values:
-                    slots.append(Slot(goal_ids, predicate, values, optional=False))
-                continue
-            if family != "person_name" or any(predicate in extra.gives for extra in pack.spec.ir_extra.values()):
-                continue  # a part of a name ("Ruiz") is never one written whole
-            named_values = {gid: [v for v in fresh(gid, predicate) if written_as_name(v)  # and not the answer's
-                                  and not {w.lower() for w in TOKEN.findall(v)} & answer] for gid in goal_ids}
-            goal_ids = [gid for gid in goal_ids if named_values[gid] and not _has_value(pack, by_id[gid], predicate)]
-            if goal_ids:
-                slots.append(Slot(goal_ids, predicate, named_values[goal_ids[0]], optional=False))
-            continue
-        if family == "date" and predicate not in pack.spec.ir_extra and any(
-                predicate in extra.gives for extra in pack.spec.ir_extra.values()):
-            continue  # a start or end date alone is given only when asked; a new period comes whole
-        if not switching:  # unasked words fill an empty slot; they change a given one only with a switch
-            # cue ("actually", "instead"): "is it going to rain today?" moves no report to today
-            goal_ids = [gid for gid in goal_ids if not _has_value(pack, by_id[gid], predicate)]
-        goal_ids = sorted(goal_ids, key=lambda gid: (gid not in named, gid != pending_goal))
-        values = list(dict.fromkeys(v for gid in goal_ids for v in fresh(gid, predicate)))
-        if values:  # free text the message may give unasked ("it's for the tile job"): the model decides,
-            # unless the slot head kept it
-            slots.append(Slot(goal_ids, predicate, values, optional=free and not heard))
+        slot = (_beside_an_answer(message, predicate, goal_ids, slots) if free and answered
+                else _unasked(message, predicate, goal_ids, named, asked[0] if asked else None))
+        if slot is not None:
+            slots.append(slot)
     return slots
+
+
+def _answer_slots(message: _Message, gid: str, asked: str) -> list[Slot]:
+    """The slots the answer to the question asked gives: the period-like fact that covers the slot asked
+    ("from january through march" answers a start date with the period), else the slot asked, or another
+    free slot the words are closer to."""
+    pack = message.pack
+    covering = [name for name, extra in pack.spec.ir_extra.items() if asked in extra.gives
+                and f"_{name}" in goal_arguments(pack, message.goal(gid).goal)]
+    for predicate in covering:
+        values = [v for v in message.fresh(gid, predicate, message.answering)
+                  if _covers_more(pack, predicate, v, message.today)]
+        if values:
+            return [Slot([gid], predicate, values, optional=False)]
+    values = message.fresh(gid, asked, message.answering)
+    free = takes_any_words(pack, asked)
+    if not values and not free and _read(pack, asked, message.text, message.today) is not None:
+        values = [message.text.strip()]  # no span reads, the whole answer does ("half past four, please")
+    if free and asks_back(pack, message.text):
+        values = []  # a question back ("do they have parking?") names nobody and nothing
+    slots: list[Slot] = []
+    if values and free and _bare_answer(message.text, values):
+        free = False  # nothing but a value ("The Oak Room"): it answers the question asked
+    elif values and free and message.heard:
+        # The slot head tells the answer from other slots' values: words it keeps for another slot and not
+        # for the one asked ("find restaurants in San Jose" asked the restaurant's name) are that slot's,
+        # read by the caller.
+        if not message.candidates.get(asked) and any(message.candidates.get(p)
+                                                     for p in message.other_arguments(gid, asked)):
+            values = []
+    elif values and free:
+        # Free words may answer the question or fill another free slot ("put it under Maya Kim" asked for
+        # the restaurant): the slot whose description the message is closest to.
+        free_others = [p for p in message.other_arguments(gid, asked) if takes_any_words(pack, p)
+                       and message.fresh(gid, p) and not _has_value(pack, message.goal(gid), p)]
+        chosen = _closest_slot(pack, message.text, [asked, *free_others])
+        if chosen != asked:
+            slots.append(Slot([gid], chosen, message.fresh(gid, chosen), optional=True))
+            values = []
+    if values:  # the head's answer is written, as an opening's kept values are
+        slots.append(Slot([gid], asked, values,
+                          optional=free and not (message.heard and message.candidates.get(asked))))
+    return slots
+
+
+def _open_arguments(message: _Message, targets: list[str]) -> dict[str, list[str]]:
+    """Each argument of the goals `targets` that words may fill, with the goals that take it; an argument
+    that takes another call's output takes no words."""
+    by_predicate: dict[str, list[str]] = {}
+    for gid in targets:
+        goal = message.goal(gid)
+        for predicate in (a.removeprefix("_") for a in goal_arguments(message.pack, goal.goal)):
+            if predicate not in goal.refs:
+                by_predicate.setdefault(predicate, []).append(gid)
+    return by_predicate
+
+
+def _beside_an_answer(message: _Message, predicate: str, goal_ids: list[str], slots: list[Slot]) -> Slot | None:
+    """Free words beside an answer are context, unless the slot head keeps them as this slot's (it was
+    trained on such turns: "a drama directed by ..."), and then they are written, as an opening's kept
+    values are; without the head, only a person's whole name written as one is taken unasked ("14 of us,
+    put it under Ana Ruiz"), and then it is written. Words of the answer are never another slot's."""
+    pack = message.pack
+    answer = {w.lower() for slot in slots for v in slot.values for w in TOKEN.findall(v)}
+    family = _family(pack, predicate)
+    if message.heard and family != "person_name":
+        goal_ids = [gid for gid in goal_ids if not _has_value(pack, message.goal(gid), predicate)]
+        values = [v for v in dict.fromkeys(v for gid in goal_ids for v in message.fresh(gid, predicate))
+                  if not {w.lower() for w in TOKEN.findall(v)} & answer]
+        return Slot(goal_ids, predicate, values, optional=False) if values else None
+    if family != "person_name" or any(predicate in extra.gives for extra in pack.spec.ir_extra.values()):
+        return None  # a part of a name ("Ruiz") is never one written whole
+    named_values = {gid: [v for v in message.fresh(gid, predicate) if written_as_name(v)
+                          and not {w.lower() for w in TOKEN.findall(v)} & answer] for gid in goal_ids}
+    goal_ids = [gid for gid in goal_ids if named_values[gid] and not _has_value(pack, message.goal(gid), predicate)]
+    return Slot(goal_ids, predicate, named_values[goal_ids[0]], optional=False) if goal_ids else None
+
+
+def _unasked(message: _Message, predicate: str, goal_ids: list[str], named: list[str],
+             asked_goal: str | None) -> Slot | None:
+    """A value the message gives unasked where it answers nothing: it fills an empty slot, and changes a
+    given one only with a switch cue ("actually", "instead": "is it going to rain today?" moves no report
+    to today). Free text ("it's for the tile job") is the model's to take, unless the slot head kept it."""
+    pack = message.pack
+    if _family(pack, predicate) == "date" and predicate not in pack.spec.ir_extra and any(
+            predicate in extra.gives for extra in pack.spec.ir_extra.values()):
+        return None  # a start or end date alone is given only when asked; a new period comes whole
+    if not message.switching:
+        goal_ids = [gid for gid in goal_ids if not _has_value(pack, message.goal(gid), predicate)]
+    goal_ids = sorted(goal_ids, key=lambda gid: (gid not in named, gid != asked_goal))
+    values = list(dict.fromkeys(v for gid in goal_ids for v in message.fresh(gid, predicate)))
+    if not values:
+        return None
+    return Slot(goal_ids, predicate, values, optional=takes_any_words(pack, predicate) and not message.heard)
 
 
 def delta_grammar(pack: Pack, state: SessionState, message: str, today: date) -> str | None:

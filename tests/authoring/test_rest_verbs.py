@@ -1,0 +1,85 @@
+"""A REST request's verbs against the API's own operations: a verb that is a word of an operation's name
+asks for that operation, a change no operation on the thing makes is refused with the reason, and calls
+nothing orders are planned in the order asked (real clingo and Fast Downward; the model only where a
+pipeline runs)."""
+
+import json
+
+import pytest
+
+from pipeline.authoring.openapi_packs import import_openapi
+from pipeline.packs.pack import load_pack, using_packs_root
+from pipeline.retrieval.retrievers import get_retriever
+
+_ID = [{"name": "payment_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+_CUSTOMER_ID = [{"name": "customer_id", "in": "path", "required": True, "schema": {"type": "integer"}}]
+_OK = {"200": {"description": "ok", "content": {"application/json": {"schema": {
+    "type": "object", "properties": {"id": {"type": "string"}, "status": {"type": "string"}}}}}}}
+_LIST = {"200": {"description": "ok", "content": {"application/json": {"schema": {
+    "type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}}}}}}
+
+PAYMENTS = {"openapi": "3.0.3", "info": {"title": "Payments"}, "paths": {
+    "/payments": {"get": {"operationId": "listPayments", "summary": "List payments", "responses": _LIST}},
+    "/payments/{payment_id}": {"get": {"operationId": "getPayment", "summary": "Show one payment",
+                                       "parameters": _ID, "responses": _OK}},
+    "/payments/{payment_id}/authorize": {"post": {"operationId": "authorizePayment",
+                                                  "summary": "Authorize a payment", "parameters": _ID,
+                                                  "responses": _OK}},
+    "/payments/{payment_id}/charge": {"post": {"operationId": "chargePayment", "summary": "Capture the funds",
+                                               "parameters": _ID, "responses": _OK}},
+    "/customers": {"post": {"operationId": "createCustomer", "summary": "Add a customer",
+                            "requestBody": {"content": {"application/json": {"schema": {
+                                "type": "object", "required": ["name"],
+                                "properties": {"name": {"type": "string"}}}}}},
+                            "responses": _OK}},
+    "/customers/{customer_id}": {"get": {"operationId": "getCustomer", "summary": "Show one customer",
+                                         "parameters": _CUSTOMER_ID, "responses": _OK}},
+}}
+
+
+@pytest.fixture
+def payments(tmp_path):
+    path = tmp_path / "payments.json"
+    path.write_text(json.dumps(PAYMENTS), encoding="utf-8")
+    root = tmp_path / "packs"
+    import_openapi(path, root)
+    with using_packs_root(root):
+        yield load_pack("payments")
+
+
+def test_a_verb_that_names_an_operation_asks_for_it_and_the_clause_pointed_at_is_its_context(payments):
+    """"charge it" points back at the payment authorised: the charge of that payment (the verb is a word of
+    `charge_payment`'s name), not a second authorisation; its words are its own clause, the payment's the
+    clause before."""
+    goals = get_retriever(payments).by_clause("authorise payment pay_d3e1f7 and then charge it")
+    assert [g.goal for g in goals] == ["authorize_payment", "charge_payment"]
+    assert goals[1].source == "charge it" and "pay_d3e1f7" in goals[1].context
+
+
+def test_calls_nothing_orders_are_planned_in_the_order_asked(payments):
+    from pipeline.run import run_pipeline
+
+    run = run_pipeline("authorise payment pay_d3e1f7 and then charge it", "payments", translator="hf")
+    assert [c.api for c in run.plan.calls] == ["authorize_payment", "charge_payment"]
+    assert all(c.args["payment_id"].value == "pay_d3e1f7" for c in run.plan.calls)
+
+
+def test_a_change_no_operation_on_the_thing_makes_is_refused_with_the_reason(payments):
+    """The API adds and shows customers and deletes none: "delete customer 550" is refused and says so;
+    adding or showing one is the API's, and so is a change of a thing it makes."""
+    from pipeline.run import run_pipeline
+
+    retriever = get_retriever(payments)
+    assert retriever.change_not_made("delete customer 550 permanently") == "delete any customer"
+    assert retriever.by_clause("delete customer 550 permanently") == []
+    for words in ("show customer 550", "add a customer called Ann Lee", "charge payment pay_1"):
+        assert retriever.change_not_made(words) is None and retriever.by_clause(words), words
+    run = run_pipeline("delete customer 550 permanently", "payments", translator="hf")
+    assert run.failure.kind == "out_of_domain" and "no call that would delete any customer" in run.failure.message
+
+
+def test_the_newest_one_of_a_list_is_read_by_its_identifier_from_the_list(payments):
+    """"list the payments and open the newest one" asks no change of the thing pointed back at: a read of
+    one of those the list found, not the list again."""
+    goals = get_retriever(payments).by_clause("list the payments and open the newest one")
+    assert [g.goal for g in goals] == ["list_payments", "get_payment"]
