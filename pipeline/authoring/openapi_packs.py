@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.authoring.rest_semantics import (LOOKUPS, answered, held_resources, identified, picks, portraits, resources,
@@ -344,100 +345,14 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
               overlay_path: Path | None = None) -> dict:
     """pack.yaml of a document, as a dict (deterministic: the document's own order throughout)."""
     apis_of = api_names(document)
-    if overlay and overlay.leave_out:
-        known = {key for op in document.operations for key in (op.key, apis_of[op.key], f"{op.method} {op.path}")}
-        for item in overlay.leave_out:
-            if item not in known:
-                raise OpenApiError(f"{overlay_path}: leave_out: no operation {item!r}{closest_hint(item, sorted(known))}")
-        gone = set(overlay.leave_out)
-        document = document.model_copy(update={"operations": [
-            op for op in document.operations if not {op.key, apis_of[op.key], f"{op.method} {op.path}"} & gone]})
-    names = argument_names(document, apis_of)
-    nouns = resources(document.operations)
-    segments = {singular(part.lower()) for op in document.operations for part in re.split(r"[/_.-]+", op.path)}
+    document = _without_left_out(document, apis_of, overlay, overlay_path)
+    reading = _DocumentReading.of(document, apis_of)
     goals, apis, arguments = {}, {}, {}
-    portrait = portraits(document.operations, nouns)
-    # where a lookup's answer holds each resource's identifiers: its list's resource, then the dataflow
-    held_of = {op.key: held_resources(op, nouns, portrait) for op in document.operations if op.method == "GET"}
     for operation in document.operations:
         api = apis_of[operation.key]
-        action, resource = semantics(operation, nouns)
-        one = the_one(operation, nouns, portrait)
-        if one and one != resource:  # `/me` answers one user: a read of the current one, which finds its id
-            action, resource = "read", one
-        elif action == "list" and resource and resource not in nouns:  # `/me/player/recently-played`: tracks
-            items = held_of[operation.key].get(_found_ids(operation, resource, segments), "")  # a list is a GET
-            resource = answered(operation, nouns, portrait) or items or resource
-        selector, selected = selects(operation, nouns)
-        binding: dict = {"method": operation.method,
-                         "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
-                                        operation.path)}
-        takes, optional = [], {}
-        for field in operation.fields:
-            argument = names[(operation.key, field.location, field.wire)]
-            where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
-            if where:  # one value may go in two places (a pet type's id in its path and in its body)
-                binding.setdefault(where, {})[field.wire] = argument
-            if field.location == "body" and field.kind in JSON_TYPES:
-                binding.setdefault("types", {})[argument] = field.kind
-            if argument in takes:
-                continue
-            takes.append(argument)
-            if not field.required and not _acted_on(field, argument, operation, resource):
-                optional[argument] = field.default
-            normalizer, extra = _normalizer(field, _argument_base(field, operation, nouns), nouns)
-            if normalizer == "title_text" and action == "search" and words_searched(field, operation):
-                normalizer = "search_text"  # what a search looks for, in lower case too
-            if normalizer == "digits" and field.location in ("body", "form", "query"):  # as its pattern takes it
-                binding.setdefault("types", {})[argument] = "digits"
-            if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
-                binding.setdefault("types", {})[argument] = "dates" if field.kind == "array" else "date"
-            arguments.setdefault(argument, {"description": field.description.strip()[:300]
-                                             or argument.replace("_", " "), "normalizer": normalizer, **extra})
-        if operation.encoding != "json" and binding.get("body"):
-            binding["form"] = True
-            if operation.encoding == "multipart":
-                binding["multipart"] = True
-        binding["output"] = _output_field(operation)
-        if operation.auth:
-            binding["auth"] = operation.auth
-        found = _found_ids(operation, resource, segments) if action in LOOKUPS or one else ""
-        if found:
-            binding["output"] = found
-        description = _description(operation)
-        apis[api] = {"arguments": takes, "produces": f"{api}_result", "description": description,
-                     **({"optional": optional} if optional else {}),
-                     **({"operation": operation.key} if operation.key != api else {}),
-                     **({"effects": True} if operation.method != "GET" else {}),
-                     **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
-                     "rest": {"action": action, "resource": resource, **({"finds": found} if found else {}),
-                              **({"selector": names[(operation.key, "path", selector)], "selects": selected}
-                                 if found and selected else {}),
-                              **({"picks": chosen} if action == "list" and found and (chosen := picks(operation, nouns))
-                                 else {}),
-                              **({"one": True} if one and found else {}),
-                              **({"answers": held} if (held := _answer_words(operation)) else {})},
-                     "http": binding}
-        goals[api] = {"api": api, "description": description, "examples": []}
-    for operation in document.operations:  # dataflow: who takes whose output
-        producer = apis[apis_of[operation.key]]
-        held = held_of.get(operation.key, {})  # lookups read
-        for argument, spec in arguments.items():
-            kind = f"{apis_of[operation.key]}_result"
-            inside = [path for path, resource in held.items() if resource == identified(argument)]
-            if URI.search(argument):  # a URI is its holder's `uri` beside the id, where it has one
-                inside = [re.sub(r"[^.]+$", "uri", path) for path in inside if "uri" in operation.held_ids[path]]
-            if inside and _takes_held(producer, argument, inside):
-                spec.setdefault("accepts_output", []).append(kind)
-                continue
-            if argument in producer["arguments"] and argument not in producer.get("optional", {}) \
-                    or URI.search(argument):
-                continue  # it needs that value itself: it gives back the one it was given; an id is no URI
-            finds = producer["rest"].get("finds") and identified(argument) and (
-                identified(argument) == producer["rest"]["resource"] or
-                identified(argument) in producer["rest"].get("selects", {}).values())
-            if _takes_output(argument, operation) or finds:
-                spec.setdefault("accepts_output", []).append(kind)
+        apis[api] = _api_entry(operation, reading, arguments)
+        goals[api] = {"api": api, "description": apis[api]["description"], "examples": []}
+    _link_outputs(document, reading, apis, arguments)
     description = " ".join(part for part in (document.title.strip().rstrip(".") + ".",
                                              re.split(r"\n\n", document.description.strip())[0]) if part.strip(". "))
     spec = {"name": name, "description": re.sub(r"\s+", " ", description)[:500], "out_of_scope": [], "goals": goals,
@@ -456,6 +371,139 @@ def pack_spec(document: ApiDocument, name: str, base_url: str = "", overlay: Ope
         except SgdSchemaError as exc:
             raise OpenApiError(str(exc)) from None
     return spec
+
+
+def _without_left_out(document: ApiDocument, apis_of: dict[str, str], overlay: OpenApiOverlay | None,
+                      overlay_path: Path | None) -> ApiDocument:
+    """The document without the operations the overlay leaves out (by key, API name or "METHOD path"); an
+    item that names no operation is an error that says the closest."""
+    if not (overlay and overlay.leave_out):
+        return document
+    known = {key for op in document.operations for key in (op.key, apis_of[op.key], f"{op.method} {op.path}")}
+    for item in overlay.leave_out:
+        if item not in known:
+            raise OpenApiError(f"{overlay_path}: leave_out: no operation {item!r}{closest_hint(item, sorted(known))}")
+    gone = set(overlay.leave_out)
+    return document.model_copy(update={"operations": [
+        op for op in document.operations if not {op.key, apis_of[op.key], f"{op.method} {op.path}"} & gone]})
+
+
+@dataclass
+class _DocumentReading:
+    """What the whole document says that each operation's entry is read against: the API and argument
+    names, the resources (`nouns`), the words of its paths, what each operation's answer is of (`portrait`)
+    and where a lookup's answer holds each resource's identifiers (`held_of`: its list's resource, then the
+    dataflow)."""
+    apis_of: dict[str, str]
+    names: dict[tuple[str, str, str], str]
+    nouns: set[str]
+    segments: set[str]
+    portrait: dict
+    held_of: dict[str, dict[str, str]]
+
+    @classmethod
+    def of(cls, document: ApiDocument, apis_of: dict[str, str]) -> _DocumentReading:
+        nouns = resources(document.operations)
+        portrait = portraits(document.operations, nouns)
+        return cls(apis_of, argument_names(document, apis_of), nouns,
+                   {singular(part.lower()) for op in document.operations for part in re.split(r"[/_.-]+", op.path)},
+                   portrait, {op.key: held_resources(op, nouns, portrait) for op in document.operations
+                              if op.method == "GET"})
+
+
+def _api_entry(operation: Operation, reading: _DocumentReading, arguments: dict) -> dict:
+    """An operation's `apis` entry: its arguments (each new one added to `arguments`), its REST semantics
+    and its HTTP binding."""
+    names, nouns, portrait = reading.names, reading.nouns, reading.portrait
+    api = reading.apis_of[operation.key]
+    action, resource = semantics(operation, nouns)
+    one = the_one(operation, nouns, portrait)
+    if one and one != resource:  # `/me` answers one user: a read of the current one, which finds its id
+        action, resource = "read", one
+    elif action == "list" and resource and resource not in nouns:  # `/me/player/recently-played`: tracks
+        items = reading.held_of[operation.key].get(_found_ids(operation, resource, reading.segments), "")  # a GET
+        resource = answered(operation, nouns, portrait) or items or resource
+    selector, selected = selects(operation, nouns)
+    binding: dict = {"method": operation.method,
+                     "path": re.sub(r"{([^}]+)}", lambda m: "{" + names.get((operation.key, "path", m[1]), snake(m[1])) + "}",
+                                    operation.path)}
+    takes, optional = _bound_fields(operation, reading, action, resource, binding, arguments)
+    if operation.encoding != "json" and binding.get("body"):
+        binding["form"] = True
+        if operation.encoding == "multipart":
+            binding["multipart"] = True
+    binding["output"] = _output_field(operation)
+    if operation.auth:
+        binding["auth"] = operation.auth
+    found = _found_ids(operation, resource, reading.segments) if action in LOOKUPS or one else ""
+    if found:
+        binding["output"] = found
+    return {"arguments": takes, "produces": f"{api}_result", "description": _description(operation),
+            **({"optional": optional} if optional else {}),
+            **({"operation": operation.key} if operation.key != api else {}),
+            **({"effects": True} if operation.method != "GET" else {}),
+            **({"returns": [snake(o) for o in operation.outputs]} if operation.outputs else {}),
+            "rest": {"action": action, "resource": resource, **({"finds": found} if found else {}),
+                     **({"selector": names[(operation.key, "path", selector)], "selects": selected}
+                        if found and selected else {}),
+                     **({"picks": chosen} if action == "list" and found and (chosen := picks(operation, nouns))
+                        else {}),
+                     **({"one": True} if one and found else {}),
+                     **({"answers": held} if (held := _answer_words(operation)) else {})},
+            "http": binding}
+
+
+def _bound_fields(operation: Operation, reading: _DocumentReading, action: str, resource: str, binding: dict,
+                  arguments: dict) -> tuple[list[str], dict]:
+    """The arguments an operation takes and the optional ones with their defaults; each field is bound
+    where it goes on the wire (`binding`), and a new argument gets its normaliser (in `arguments`)."""
+    takes, optional = [], {}
+    for field in operation.fields:
+        argument = reading.names[(operation.key, field.location, field.wire)]
+        where = {"query": "query", "header": "headers", "body": "body", "form": "body"}.get(field.location)
+        if where:  # one value may go in two places (a pet type's id in its path and in its body)
+            binding.setdefault(where, {})[field.wire] = argument
+        if field.location == "body" and field.kind in JSON_TYPES:
+            binding.setdefault("types", {})[argument] = field.kind
+        if argument in takes:
+            continue
+        takes.append(argument)
+        if not field.required and not _acted_on(field, argument, operation, resource):
+            optional[argument] = field.default
+        normalizer, extra = _normalizer(field, _argument_base(field, operation, reading.nouns), reading.nouns)
+        if normalizer == "title_text" and action == "search" and words_searched(field, operation):
+            normalizer = "search_text"  # what a search looks for, in lower case too
+        if normalizer == "digits" and field.location in ("body", "form", "query"):  # as its pattern takes it
+            binding.setdefault("types", {})[argument] = "digits"
+        if normalizer in ("date", "future_date"):  # read as a day, sent as ISO 8601 (`format: date`)
+            binding.setdefault("types", {})[argument] = "dates" if field.kind == "array" else "date"
+        arguments.setdefault(argument, {"description": field.description.strip()[:300]
+                                         or argument.replace("_", " "), "normalizer": normalizer, **extra})
+    return takes, optional
+
+
+def _link_outputs(document: ApiDocument, reading: _DocumentReading, apis: dict, arguments: dict) -> None:
+    """Dataflow: each argument accepts the results of the operations whose answers hold its values (ids
+    inside arrays and nested objects, a `uri` beside the id), or that find or make the thing it identifies."""
+    for operation in document.operations:
+        producer = apis[reading.apis_of[operation.key]]
+        held = reading.held_of.get(operation.key, {})  # lookups read
+        for argument, spec in arguments.items():
+            kind = f"{reading.apis_of[operation.key]}_result"
+            inside = [path for path, resource in held.items() if resource == identified(argument)]
+            if URI.search(argument):  # a URI is its holder's `uri` beside the id, where it has one
+                inside = [re.sub(r"[^.]+$", "uri", path) for path in inside if "uri" in operation.held_ids[path]]
+            if inside and _takes_held(producer, argument, inside):
+                spec.setdefault("accepts_output", []).append(kind)
+                continue
+            if argument in producer["arguments"] and argument not in producer.get("optional", {}) \
+                    or URI.search(argument):
+                continue  # it needs that value itself: it gives back the one it was given; an id is no URI
+            finds = producer["rest"].get("finds") and identified(argument) and (
+                identified(argument) == producer["rest"]["resource"] or
+                identified(argument) in producer["rest"].get("selects", {}).values())
+            if _takes_output(argument, operation) or finds:
+                spec.setdefault("accepts_output", []).append(kind)
 
 
 def _http_auth(auth, prefix: str) -> dict:

@@ -20,21 +20,19 @@ from pipeline.packs.pack import Pack
 from pipeline.retrieval.scored import ScoredGoal
 from pipeline.retrieval.speech_acts import (Clause, Vocabulary, asks_only_for_results, asks_to_talk, names_nothing,
                                             restates, states_value, topic)
+from pipeline.values.lexicon import alternation
 from pipeline.values.spans import without_values
 
-def _alternatives(part: str) -> str:
-    """`lexicon/clause_links.yaml`'s list `part` as a regex's alternatives, the longest first (a space in a
-    phrase may be left out: "time frame", "timeframe")."""
-    return "|".join(re.escape(w).replace(r"\ ", " ?") for w in sorted(word_list("clause_links", part), key=len,
-                                                                     reverse=True))
+def _links(part: str) -> str:
+    """`lexicon/clause_links.yaml`'s list `part` as a regex group, the longest phrase first."""
+    return alternation(word_list("clause_links", part))
 
 
-_BOTH = re.compile(rf"\b(?:{_alternatives('both')})\b(?! (?:{_alternatives('linking')}))", re.IGNORECASE)
-_SHARED = re.compile(rf"(?:(?:{_alternatives('before_shared')}) )?({_alternatives('shared')})"
-                     rf"(?: (?:{_alternatives('linking')}) (?:{_alternatives('shared_pointers')}))?,?\s+"
-                     rf"(?:{_alternatives('shared_times')})\b", re.IGNORECASE)
-_SAME_VALUE = re.compile(rf"\b(?:{_alternatives('same')}) (?:{_alternatives('same_value')})\b", re.IGNORECASE)
-_PERSON_PRONOUN = re.compile(rf"\b(?:{_alternatives('person_pronouns')})\b", re.IGNORECASE)
+_BOTH = re.compile(rf"\b{_links('both')}\b(?! {_links('linking')})", re.IGNORECASE)
+_SHARED = re.compile(rf"(?:{_links('before_shared')} )?({_links('shared')})(?: {_links('linking')} "
+                     rf"{_links('shared_pointers')})?,?\s+{_links('shared_times')}\b", re.IGNORECASE)
+_SAME_VALUE = re.compile(rf"\b{_links('same')} {_links('same_value')}\b", re.IGNORECASE)
+_PERSON_PRONOUN = re.compile(rf"\b{_links('person_pronouns')}\b", re.IGNORECASE)
 
 
 class Judge(Protocol):

@@ -25,6 +25,7 @@ from pipeline.packs.pack import Pack
 from pipeline.retrieval.speech_acts import Vocabulary, requests_action
 from pipeline.sessions.records import SessionState
 from pipeline.values import dates
+from pipeline.values.lexicon import alternation
 from pipeline.values.normalizers import _stem
 from pipeline.values.spans import TOKEN
 
@@ -171,13 +172,9 @@ def asks_back(pack: Pack, text: str) -> bool:
     return _QUESTION.search(text) is not None and not requests_action(text, Vocabulary.of(pack))
 
 
-def _cues(part: str) -> str:
-    """`lexicon/switch_cues.yaml`'s list `part` as a regex's alternatives, the longest first."""
-    return "|".join(re.escape(w) for w in sorted(word_list("switch_cues", part), key=len, reverse=True))
-
-
-SWITCH_WORDS = re.compile(rf"\b(?:{_cues('words')})\b", re.I)
-_OLD_VALUE = re.compile(rf"\b(?:{_cues('replaced')})\s+(?:(?:{_cues('article')})\s+)?(?P<old>[^,.;!?]+)", re.I)
+SWITCH_WORDS = re.compile(rf"\b{alternation(word_list('switch_cues'))}\b", re.I)
+_OLD_VALUE = re.compile(rf"\b{alternation(word_list('switch_cues', 'replaced'))}\s+"
+                        rf"(?:{alternation(word_list('switch_cues', 'article'))}\s+)?(?P<old>[^,.;!?]+)", re.I)
 
 
 def _without_old_values(text: str, candidates: dict[str, list[str]]) -> dict[str, list[str]]:
