@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("pipeline", "nesyplan", "workers")
 LONG = 100
-LONG_FUNCTIONS = 2  # 2026-12-07: ir_grammar, pack_spec (_by_clause and _slots_in split); only ever lowered
+LONG_FUNCTIONS = 0  # 2026-12-07: ir_grammar, pack_spec, _by_clause and _slots_in split into steps; only ever lowered
 
 
 def long_functions() -> list[tuple[int, str]]:

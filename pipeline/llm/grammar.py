@@ -284,6 +284,18 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
     the words they need and nothing else, and give that goal its id."""
     lookups = lookups or {}
     goals = [g for g in (pack.requestable_goals() if goals is None else goals) if g in pack.spec.goals]
+    whole, by_position = _goal_candidates(pack, query, today, goals, fixed, sources, contexts, record, lookups)
+    writer = _GrammarWriter(pack, query, goals, fixed, sources, lookups, whole, by_position,
+                            len(goals) if fixed else min(max_goals, len(goals)))
+    return writer.fixed_grammar() if fixed else writer.open_grammar(allow_none)
+
+
+def _goal_candidates(pack: Pack, query: str, today: date, goals: list[str], fixed: bool, sources: list[str] | None,
+                     contexts: list[str] | None, record: list[Reading] | None,
+                     lookups: Mapping[str, str]) -> tuple[dict[str, list[str]], dict[int, dict[str, list[str]]]]:
+    """The values the words ground per argument: for the whole request, and (goals chosen by retrieval,
+    `fixed`) for each goal's position from its own words, what they point back at, and, for a lookup, only
+    the words it needs to find what it finds."""
     # A REST API's operations each read the request alone: an argument of an operation nobody asked for
     # does not take words from the goals in play (TMDB's discover filters would take every film's title).
     # A lookup takes the words it needs to find what it finds ("the movie The Matrix": its query), not its
@@ -336,99 +348,125 @@ def ir_grammar(pack: Pack, query: str, today: date, goals: list[str] | None = No
                     named = {name: values or _naming(whole.get(name, []), query)
                              if pack.normalizers.get(name) == "search_text" else values for name, values in named.items()}
                 by_position[i] = {**named, **kinds[goal]}
-    count = len(goals) if fixed else min(max_goals, len(goals))
-    rules: list[str] = []
-    defined: set[str] = set()
+    return whole, by_position
 
-    def define(name: str, body: str) -> str:
-        if name not in defined:
-            defined.add(name)
-            rules.append(f"{name} ::= {body}")
+
+class _GrammarWriter:
+    """Writes the EBNF rules of `ir_grammar`: a rule per goal at each position it may take (its `_goal`
+    fact, then a fact per argument its words can fill), a rule per argument's values there, and the root
+    that strings the goals together (in order where `fixed`, else any `count` of them, none twice)."""
+
+    def __init__(self, pack: Pack, query: str, goals: list[str], fixed: bool, sources: list[str] | None,
+                 lookups: Mapping[str, str], whole: dict[str, list[str]],
+                 by_position: dict[int, dict[str, list[str]]], count: int):
+        self.pack, self.query, self.goals, self.fixed, self.sources = pack, query, goals, fixed, sources
+        self.lookups, self.whole, self.by_position, self.count = lookups, whole, by_position, count
+        self.judged = learned_parts(pack)["value"]
+        self.rules: list[str] = []
+        self.defined: set[str] = set()
+
+    def fixed_grammar(self) -> str:
+        none = _literal(NONE_LINE + "\n")
+        body = " ".join(self.goal_rule(goal, i) for i, goal in enumerate(self.goals, 1)) if self.goals else none
+        return "\n".join([f"root ::= {body}", *self.rules]) + "\n"
+
+    def open_grammar(self, allow_none: bool) -> str:
+        none = _literal(NONE_LINE + "\n")
+        root = (f"root ::= {self.rest(())}" + (f" | {none}" if allow_none else "")) if self.goals \
+            else f"root ::= {none}"
+        return "\n".join([root, *self.rules]) + "\n"
+
+    def define(self, name: str, body: str) -> str:
+        if name not in self.defined:
+            self.defined.add(name)
+            self.rules.append(f"{name} ::= {body}")
         return name
 
-    def fact(predicate: str, gid: str, argument: str, position: int) -> str | None:
+    def candidates(self, position: int) -> dict[str, list[str]]:
+        return self.by_position.get(position, self.whole)
+
+    def fact(self, predicate: str, gid: str, argument: str, position: int) -> str | None:
         """The fact giving one argument, or None when nothing can fill it."""
-        candidates = by_position.get(position, whole)
+        pack, goals, lookups = self.pack, self.goals, self.lookups
+        candidates = self.candidates(position)
         # A whole name is what gives its parts, never one part ("Ana Ruiz" is no family name).
         wholes = {v for extra, spec in pack.spec.ir_extra.items() if argument in spec.gives
                   and reader(spec.normalizer).parts for v in candidates.get(extra, []) if written_as_name(v)}
         options = [_literal(_asp_string(v)) for v in candidates.get(argument, []) if v not in wholes]
         spec = pack.spec.arguments.get(argument)
-        if spec is not None and spec.accepts_output and count > 1:
+        if spec is not None and spec.accepts_output and self.count > 1:
             # Only a goal whose output the argument accepts (a customer profile is no topic to discuss).
-            outputs = [k for k in range(1, count + 1) if k != position and (
-                not fixed or _may_take(pack, goals, position, k, spec, lookups))]
+            outputs = [k for k in range(1, self.count + 1) if k != position and (
+                not self.fixed or _may_take(pack, goals, position, k, spec, lookups))]
             outputs = _as_looked_up(goals, position, outputs, lookups)
-            outputs = [k for k in outputs if _lists_the_kind(pack, goals[k - 1], argument, by_position.get(k, whole))]
-            if fixed and sources:
-                outputs = _referred_to(pack, sources[position - 1], goals, outputs, bool(options))
+            outputs = [k for k in outputs if _lists_the_kind(pack, goals[k - 1], argument, self.candidates(k))]
+            if self.fixed and self.sources:
+                outputs = _referred_to(pack, self.sources[position - 1], goals, outputs, bool(options))
             if options:  # a lookup finds what the request does not give: never in place of a value it gives
                 outputs = [k for k in outputs if goals[k - 1] not in lookups]
             options += [_literal(f"g{k}") for k in outputs]
         if not options:
             return None
-        values = define(f"v_{argument}_{position}", " | ".join(options))
+        values = self.define(f"v_{argument}_{position}", " | ".join(options))
         return f"{_literal(f'_{predicate}({gid}, ')} {values} {_literal(').' + chr(10))}"
 
-    def optional(argument: str, rule: str, position: int) -> str:
-        spec = pack.value_spec(argument)
+    def optional(self, argument: str, rule: str, position: int) -> str:
+        spec = self.pack.value_spec(argument)
         # Judged by the slot head, the words it kept are the argument's value, whatever their kind.
-        forced = judged or reader(spec.normalizer).forced or \
-            _names_person(pack, argument, by_position.get(position, whole))
-        return f"({rule})" if fixed and forced else f"({rule})?"
+        forced = self.judged or reader(spec.normalizer).forced or \
+            _names_person(self.pack, argument, self.candidates(position))
+        return f"({rule})" if self.fixed and forced else f"({rule})?"
 
-    def goal_rule(goal: str, position: int) -> str:
+    def goal_rule(self, goal: str, position: int) -> str:
         name = f"goal{position}_{goal}"
-        if name in defined:
+        if name in self.defined:
             return name
         gid = f"g{position}"
-        takes = pack.goal_takes(goal)
+        takes = self.pack.goal_takes(goal)
         parts = [_literal(f"_goal({gid}, {goal}).\n")]
         given_by_extra: set[str] = set()
-        for extra, extra_spec in pack.spec.ir_extra.items():
+        for extra, extra_spec in self.pack.spec.ir_extra.items():
             if set(extra_spec.gives) <= set(takes):
-                # Either the period-like fact, or the arguments it gives, one by one.
-                together = fact(extra, gid, extra, position)
-                each = [f for a in extra_spec.gives if (f := fact(a, gid, a, position))]
-                # The arguments one by one: at least the first written, the others optional after it. One
-                # period in the words gives every end or none: "expenses for 2024" is no end date alone.
-                one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]])
-                              for i in range(len(each))]
-                if reader(extra_spec.normalizer).ends and len(by_position.get(position, whole).get(extra, [])) == 1:
-                    one_by_one = [" ".join(f"({f})" for f in each)] if len(each) == len(extra_spec.gives) else []
-                alternatives = ([together] if together else []) + one_by_one
-                if fixed and together and _names_person(pack, extra, by_position.get(position, whole)):
-                    alternatives = [together]  # written whole ("Ana Ruiz"): the name, not a guess at its parts
-                labelled = labelled_parts(sources[position - 1] if sources else query) \
-                    if fixed and reader(extra_spec.normalizer).parts else set()
-                if labelled and len(each) == len(extra_spec.gives):
-                    # Parts the words label ("first name Ana, last name Ruiz") are written, each as its part.
-                    parts.append(" ".join(f"({f})" if i in labelled else f"({f})?" for i, f in enumerate(each)))
-                elif alternatives:
-                    parts.append(optional(extra, " | ".join(f"({a})" for a in alternatives), position))
+                part = self.period_like(extra, extra_spec, gid, position)
+                if part:
+                    parts.append(part)
                 given_by_extra |= set(extra_spec.gives)
         for argument in takes:
-            if argument not in given_by_extra and (f := fact(argument, gid, argument, position)):
-                parts.append(optional(argument, f, position))
-        return define(name, " ".join(parts))
+            if argument not in given_by_extra and (f := self.fact(argument, gid, argument, position)):
+                parts.append(self.optional(argument, f, position))
+        return self.define(name, " ".join(parts))
 
-    none = _literal(NONE_LINE + "\n")
-    if fixed:
-        body = " ".join(goal_rule(goal, i) for i, goal in enumerate(goals, 1)) if goals else none
-        return "\n".join([f"root ::= {body}", *rules]) + "\n"
+    def period_like(self, extra: str, extra_spec, gid: str, position: int) -> str | None:
+        """A fact that gives several arguments (a period, a whole name): either it, or the arguments it
+        gives, one by one."""
+        together = self.fact(extra, gid, extra, position)
+        each = [f for a in extra_spec.gives if (f := self.fact(a, gid, a, position))]
+        # The arguments one by one: at least the first written, the others optional after it. One
+        # period in the words gives every end or none: "expenses for 2024" is no end date alone.
+        one_by_one = [" ".join([f"({each[i]})"] + [f"({f})?" for f in each[i + 1:]]) for i in range(len(each))]
+        if reader(extra_spec.normalizer).ends and len(self.candidates(position).get(extra, [])) == 1:
+            one_by_one = [" ".join(f"({f})" for f in each)] if len(each) == len(extra_spec.gives) else []
+        alternatives = ([together] if together else []) + one_by_one
+        if self.fixed and together and _names_person(self.pack, extra, self.candidates(position)):
+            alternatives = [together]  # written whole ("Ana Ruiz"): the name, not a guess at its parts
+        labelled = labelled_parts(self.sources[position - 1] if self.sources else self.query) \
+            if self.fixed and reader(extra_spec.normalizer).parts else set()
+        if labelled and len(each) == len(extra_spec.gives):
+            # Parts the words label ("first name Ana, last name Ruiz") are written, each as its part.
+            return " ".join(f"({f})" if i in labelled else f"({f})?" for i, f in enumerate(each))
+        if alternatives:
+            return self.optional(extra, " | ".join(f"({a})" for a in alternatives), position)
+        return None
 
-    def rest(used: tuple[str, ...]) -> str:
+    def rest(self, used: tuple[str, ...]) -> str:
         """After the goals used so far: another unused one, or the end."""
         options = []
-        for goal in goals:
+        for goal in self.goals:
             if goal not in used:
-                follow = rest(used + (goal,)) if len(used) + 1 < count else ""
-                options.append(f"{goal_rule(goal, len(used) + 1)} {follow}".strip())
+                follow = self.rest(used + (goal,)) if len(used) + 1 < self.count else ""
+                options.append(f"{self.goal_rule(goal, len(used) + 1)} {follow}".strip())
         name = "rest_" + "_".join(used) if used else "first"
-        if name not in defined:
+        if name not in self.defined:
             body = " | ".join(options) if options else '""'
-            define(name, f"({body})?" if used and options else body)
+            self.define(name, f"({body})?" if used and options else body)
         return name
-
-    root = (f"root ::= {rest(())}" + (f" | {none}" if allow_none else "")) if goals else f"root ::= {none}"
-    return "\n".join([root, *rules]) + "\n"
