@@ -1212,17 +1212,20 @@ class Retriever:
         return verb
 
     def change_not_made(self, clause: str) -> str | None:
-        """For a REST API, the change a clause opens with a verb of (`asked_action`: to add or to delete) where
-        its best operation, judged by its verb and the resource it names, only reads or makes the other
-        change, and no operation on that operation's thing (`_on_the_same_thing`) makes the change asked:
-        the API does not make it ("delete employee 550" of an API that adds and reads employees, "create a
-        leaderboard" of one that only reads them). Where the clause's resource has such an operation, the
-        verb chose it (`_the_verb_says`). None where the API may make the change."""
+        """For a REST API, the change a clause's imperative opens with a verb of (`asked_action`: to add or to
+        delete; not a question's, "where is the company that created ...") where its best operation, judged
+        by its verb and the resource it names, only reads or makes the other change, and no operation on
+        that operation's thing (`_on_the_same_thing`) makes the change asked: the API does not make it
+        ("delete employee 550" of an API that adds and reads employees, "create a leaderboard" of one that
+        only reads them). Where the clause's resource has such an operation, the verb chose it
+        (`_the_verb_says`). None where the API may make the change."""
         if not self.pack.is_rest_api:
             return None
         asked, opens = asked_action(clause)
-        if not opens or asked not in ("create", "delete"):
-            return None
+        opening = (opening_word(clause)[0] or "").lower()
+        if not opens or asked not in ("create", "delete") or opening in QUESTION_OPENERS \
+                or opening in _ASKING_WHAT_WORDS:
+            return None  # a question's change is what it asks about ("the company that created the film")
         top = self._the_clause_says(self._best_for_clause(clause, self.first_threshold)[0], clause)
         rest = self._rest(top.goal)
         if rest is None or rest.action == asked or rest.action not in (*_READS, "create", "delete"):
