@@ -693,9 +693,10 @@ class Retriever:
 
     def _the_verb_names(self, chosen: ScoredGoal, rank: Callable[[str], list[ScoredGoal]]) -> ScoredGoal | None:
         """An opening verb that names a deed of its own (none of `GENERAL_VERBS`: "charge", "unlock", "hire")
-        and a word of the name of another operation on the chosen resource, not of the chosen one's, asks for
-        that operation ("authorise payment 5 and then charge it": the charge of payment 5, not a second
-        authorisation), the first the words rank; None where no other operation's name says the verb."""
+        and a word of the name of another operation on the same thing (`_on_the_same_thing`), not of the
+        chosen one's, asks for that operation ("authorise payment 5 and then charge it": the charge of
+        payment 5, not a second authorisation), the first the words rank; None where no other operation's
+        name says the verb."""
         verb = (opening_word(chosen.source)[0] or "").lower()
         if not verb or verb in GENERAL_VERBS or _stem(verb) in _name_stems(chosen.goal):
             return None
@@ -706,8 +707,9 @@ class Retriever:
 
     def one_of_them(self, goal: str, clause: str) -> str | None:
         """For a REST list or search, the read of one of the things it lists where a clause that points back
-        at it reads one of them, asking no change ("list my saved games and open the newest one"): of the operations on the
-        same thing, the one that reads a thing by its identifier (its path ends in one); None otherwise."""
+        at it reads one of them, asking no change ("list my saved games and open the newest one"): of the
+        operations on the same thing, the one that reads a thing by its identifier (its path ends in one);
+        None otherwise."""
         rest = self._rest(goal)
         if rest is None or rest.action not in ("list", "search") or not picks_one(clause) \
                 or asked_action(clause)[0] not in (None, "read"):  # no change asked ("open ...") reads it

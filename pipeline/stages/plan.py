@@ -264,7 +264,7 @@ def plan(task: TaskPDDL, materialized: Materialized, pack: Pack, timeout_s: floa
     if pack.flow_domain is not None:
         result = _render_flow(actions, task, materialized, pack)
     else:
-        result = _render(in_request_order(actions, task, materialized), task, materialized)
+        result = _render(actions, task, materialized)
     result.cached = cached
     return result
 
@@ -311,40 +311,6 @@ def _numbered(lines: list[str]):
         if not line.startswith("--"):
             n += 1
         yield n, line
-
-
-def in_request_order(actions: list[tuple[str, list[str]]], task: TaskPDDL,
-                     materialized: Materialized) -> list[tuple[str, list[str]]]:
-    """The planner's actions with the calls that nothing orders in the order the request asked for them
-    ("authorise payment 5, then charge it" is never charged first): a call still comes after the calls
-    whose outputs it takes and the questions that ask its arguments, which is all a call's precondition
-    asks outside a flow pack (`has_value`); between those, the goal asked first goes first, and a question
-    just before the call it asks for.
-
-    >>> from types import SimpleNamespace as N
-    >>> task = N(calls={"c1": "g1", "c2": "g2"}, slots={"g1.id": "v1", "g2.id": "v2"})
-    >>> made = N(goals=[N(goal_id="g1"), N(goal_id="g2")])
-    >>> in_request_order([("charge", ["c2", "v2", "o2"]), ("authorize", ["c1", "v1", "o1"])], task, made)
-    [('authorize', ['c1', 'v1', 'o1']), ('charge', ['c2', 'v2', 'o2'])]
-    >>> in_request_order([("find", ["c2", "v2", "o2"]), ("update", ["c1", "o2", "o1"])], task, made)  # its input first
-    [('find', ['c2', 'v2', 'o2']), ('update', ['c1', 'o2', 'o1'])]
-    """
-    asked_first = {goal.goal_id: i for i, goal in enumerate(materialized.goals)}
-    slot_goal = {var: key.split(".", 1)[0] for key, var in task.slots.items()}
-
-    def goal_of(name: str, params: list[str]) -> str | None:
-        return slot_goal.get(params[0]) if name == GET_INFO else task.calls.get(params[0])
-
-    made_by = {(params[0] if name == GET_INFO else params[-1]): k for k, (name, params) in enumerate(actions)}
-    needs = [set() if name == GET_INFO else {made_by[v] for v in params[1:-1] if made_by.get(v, k) != k}
-             for k, (name, params) in enumerate(actions)]
-    order = [k for k, _ in sorted(enumerate(actions), key=lambda item: (
-        asked_first.get(goal_of(*item[1]), len(asked_first)), item[1][0] != GET_INFO, item[0]))]
-    placed: list[int] = []
-    while len(placed) < len(actions):
-        ready = next(k for k in order if k not in placed and needs[k] <= set(placed))
-        placed.append(ready)
-    return [actions[k] for k in placed]
 
 
 def _render(actions: list[tuple[str, list[str]]], task: TaskPDDL, materialized: Materialized) -> Plan:

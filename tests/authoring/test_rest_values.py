@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.authoring.openapi_packs import import_openapi
 from pipeline.packs.pack import load_pack, using_packs_root
+from tests.authoring.spec_packs import imported_pack
 
 
 def _answer(schema):
@@ -53,12 +54,8 @@ CLUB = {
 
 @pytest.fixture
 def club(tmp_path):
-    path = tmp_path / "club.json"
-    path.write_text(json.dumps(CLUB), encoding="utf-8")
-    root = tmp_path / "packs"
-    import_openapi(path, root)
-    with using_packs_root(root):
-        yield load_pack("club")
+    with imported_pack(tmp_path, "club", CLUB) as pack:
+        yield pack
 
 
 @contextmanager

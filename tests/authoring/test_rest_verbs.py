@@ -1,15 +1,12 @@
 """A REST request's verbs against the API's own operations: a verb that is a word of an operation's name
-asks for that operation, a change no operation on the thing makes is refused with the reason, and calls
-nothing orders are planned in the order asked (real clingo and Fast Downward; the model only where a
-pipeline runs)."""
+asks for that operation, and a change no operation on the thing makes is refused with the reason (the
+model only where a pipeline runs)."""
 
-import json
 
 import pytest
 
-from pipeline.authoring.openapi_packs import import_openapi
-from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.retrieval.retrievers import get_retriever
+from tests.authoring.spec_packs import imported_pack
 
 _ID = [{"name": "payment_id", "in": "path", "required": True, "schema": {"type": "string"}}]
 _CUSTOMER_ID = [{"name": "customer_id", "in": "path", "required": True, "schema": {"type": "integer"}}]
@@ -39,12 +36,8 @@ PAYMENTS = {"openapi": "3.0.3", "info": {"title": "Payments"}, "paths": {
 
 @pytest.fixture
 def payments(tmp_path):
-    path = tmp_path / "payments.json"
-    path.write_text(json.dumps(PAYMENTS), encoding="utf-8")
-    root = tmp_path / "packs"
-    import_openapi(path, root)
-    with using_packs_root(root):
-        yield load_pack("payments")
+    with imported_pack(tmp_path, "payments", PAYMENTS) as pack:
+        yield pack
 
 
 def test_a_verb_that_names_an_operation_asks_for_it_and_the_clause_pointed_at_is_its_context(payments):
@@ -54,14 +47,6 @@ def test_a_verb_that_names_an_operation_asks_for_it_and_the_clause_pointed_at_is
     goals = get_retriever(payments).by_clause("authorise payment pay_d3e1f7 and then charge it")
     assert [g.goal for g in goals] == ["authorize_payment", "charge_payment"]
     assert goals[1].source == "charge it" and "pay_d3e1f7" in goals[1].context
-
-
-def test_calls_nothing_orders_are_planned_in_the_order_asked(payments):
-    from pipeline.run import run_pipeline
-
-    run = run_pipeline("authorise payment pay_d3e1f7 and then charge it", "payments", translator="hf")
-    assert [c.api for c in run.plan.calls] == ["authorize_payment", "charge_payment"]
-    assert all(c.args["payment_id"].value == "pay_d3e1f7" for c in run.plan.calls)
 
 
 def test_a_change_no_operation_on_the_thing_makes_is_refused_with_the_reason(payments):
