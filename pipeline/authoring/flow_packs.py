@@ -39,7 +39,7 @@ def load_flow_domains(path: Path, info_path: Path | None = None) -> list[FlowDom
                                       intent_info=extra.get("intents") or {}))
         except ValidationError as exc:
             problems = validation_problems(exc, {k.removeprefix(f"domains.{name}."): v for k, v in lines.items()},
-                                           model_keys(FlowApi, FlowStep, IntentInfo) + ["in", "out"])
+                                           model_keys(FlowApi, FlowStep, IntentInfo))
             raise FlowSpecError("\n".join(f"{path}:{line}: domain {name!r}: {message}"
                                           for line, message in problems)) from None
     return domains

@@ -54,9 +54,10 @@ from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.language.words import word_lists
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
-from pipeline.packs.pack import NAME
+from pipeline.packs.pack import BOOLEAN_VALUES, NAME
 from pipeline.packs.rest import LISTED, path_identifiers
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
+from pipeline.values.lexicon import words_of
 from pipeline.values.normalizers import web_address
 
 GENERATOR = "import-openapi"
@@ -154,7 +155,9 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
         periods = {v: sorted(PERIODS[v.lower()]) for v in values if v.lower() in PERIODS}
         return "choice", {"values": values, **({"synonyms": periods} if periods else {})}
     if field.kind == "boolean":
-        return "choice", {"values": ["true", "false"], "synonyms": {"true": ["yes"], "false": ["no"]}}
+        said = {"true": words_of("flag_glue", "yes"), "false": words_of("flag_glue", "no")}
+        return "choice", {"values": list(BOOLEAN_VALUES),
+                          "synonyms": {value: [w for w in said[value] if w != value] for value in BOOLEAN_VALUES}}
     if field.kind == "string" and name.split("_")[-1] == "currency":
         return "choice", _CURRENCIES  # a code the amount beside it is written with ("89.50 EUR", "45 dollars")
     if (ID_FIELD.search(name) or identified(name) in nouns) and field.kind in ("string", "integer", "array") \
@@ -216,9 +219,7 @@ def _web_address(field: RequestField, name: str) -> bool:
 
 
 # Words schema names wrap a resource in: `SendEmailRequest`, `OwnerFields`, `UpdateDomainOptions`.
-_WRAPPER_HEADS = {"create", "update", "patch", "new", "send", "add", "put", "post", "delete", "get", "set"}
-_WRAPPER_TAILS = {"request", "response", "options", "fields", "body", "input", "payload", "dto", "params", "data",
-                  "model", "args"}
+_WRAPPERS = word_lists("schema_names")
 
 
 def _answer_words(operation: Operation) -> list[str]:
@@ -237,9 +238,9 @@ def _owner_word(owner: str) -> str:
     """
     words = snake(owner.rsplit(".", 1)[-1]).split("_")
     core = list(words)
-    while core and core[-1] in _WRAPPER_TAILS:
+    while core and core[-1] in _WRAPPERS["tails"]:
         core.pop()
-    while core and core[0] in _WRAPPER_HEADS:
+    while core and core[0] in _WRAPPERS["heads"]:
         core.pop(0)
     return "_".join(core or words)
 

@@ -46,15 +46,16 @@ from pipeline.packs.pack import NAME
 from pipeline.packs.sgd_schema import (SgdSchemaError, SgdService, SgdSlot, StrictModel, closest_hint, load_schema,
                                        pack_name, snake)
 from pipeline.values.aliases import words_for
+from pipeline.values.lexicon import any_of, words_of
 from pipeline.values.normalizers import NORMALIZERS
 
 GENERATOR = "import-sgd"
 # Names the generated PDDL and IR already use: a slot or intent named so would collide with them.
 RESERVED = {"goal", "call", "var", "argtype", "object", "either", "and", "or", "not", "get_info_api"}
-BOOLEAN_SYNONYMS = {"True": ["yes", "true"], "False": ["no", "false"]}
+BOOLEAN_SYNONYMS = {"True": list(words_of("flag_glue", "yes")), "False": list(words_of("flag_glue", "no"))}
 
 
-_YES_OR_NO = re.compile(r"_(?:yes_(?:or_)?no|or_not)$")
+_YES_OR_NO = re.compile(rf"_{any_of('flag_glue', 'name_endings')}$")
 
 
 def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = frozenset()) -> dict[str, list[str]]:
@@ -94,7 +95,7 @@ def flag_synonyms(slot: str, goal_words: set[str], subject_words: set[str] = fro
     phrase = [p for p in ([" ".join(named)] if len(named) > 1 and feature else []) if p not in forms]
     return {"True": [*BOOLEAN_SYNONYMS["True"], *forms, *phrase],
             # the whole phrase negated too: "no hot tub" must outweigh "hot tub", the longer words winning
-            "False": [*BOOLEAN_SYNONYMS["False"], *[f"{no} {f}" for f in [*forms, *phrase] for no in ("no", "without", "not")]]}
+            "False": [*BOOLEAN_SYNONYMS["False"], *[f"{no} {f}" for f in [*forms, *phrase] for no in words_of("flag_glue", "negated_by")]]}
 
 
 def listed_value_words(values: list[str]) -> dict[str, list[str]]:
@@ -137,6 +138,11 @@ class Overlay(StrictModel):
     arguments: dict[str, ArgumentOverlay] = {}
 
 
+def _described(kind: str, text: str) -> bool:
+    """Whether a slot's description holds a word of the kind (`lexicon/slot_descriptions.yaml`)."""
+    return re.search(rf"\b{any_of('slot_descriptions', kind)}\b", text) is not None
+
+
 def infer_normalizer(slot: SgdSlot) -> str:
     """The normaliser a slot's values are read by (the module docstring's rules, in order)."""
     if slot.type:
@@ -152,9 +158,9 @@ def infer_normalizer(slot: SgdSlot) -> str:
     text = slot.description.lower()
     if slot.name.startswith("number_of") or "number of" in text or words & {"count", "size"}:
         return "integer"
-    if words & {"date", "day"} or re.search(r"\b(?:date|day)\b", text):
-        return "date" if re.search(r"\b(?:past|previous|last|ago|since|history)\b", text) else "future_date"
-    if "name" in words and re.search(r"\b(?:person|recipient|contact|whom|who)\b", text) \
+    if words & set(words_of("slot_descriptions", "dates")) or _described("dates", text):
+        return "date" if _described("past", text) else "future_date"
+    if "name" in words and _described("people", text) \
             or name_part_of(slot.name) is not None:
         return "person_name"
     if words & {"amount", "price", "fare", "cost", "fee", "balance"} or re.search(r"\b(?:money|amount)\b", text):

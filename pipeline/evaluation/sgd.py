@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -382,6 +383,9 @@ def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
+SummaryGroup = Literal["all", "seen", "unseen"]  # the figures over every service, then over each half
+
+
 def summarize(openings: list[OpeningResult], probes: list[tuple[str, bool, float]],
               conversations: list[ConversationResult], seen: set[str]) -> dict:
     """Figures per service, for services seen in train and not, and overall."""
@@ -422,7 +426,8 @@ def summarize(openings: list[OpeningResult], probes: list[tuple[str, bool, float
                        "gold_values": sum(r.gold_values for r in o), "refused": sum(x for x, _ in p),
                        "succeeded": sum(r.success for r in c)},
         }
-    order = ["all", "seen", "unseen", *sorted(k for k in out if k not in ("all", "seen", "unseen"))]
+    first = get_args(SummaryGroup)
+    order = [*first, *sorted(k for k in out if k not in first)]
     return {key: out[key] for key in order if key in out}
 
 

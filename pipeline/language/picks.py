@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from pipeline.language.words import EDGE_WORDS, same_thing, word_list
-from pipeline.packs.pack import RestSemantics
+from pipeline.packs.pack import BOOLEAN_VALUES, RestSemantics
 from pipeline.language.openings import opening_word
 from pipeline.language.values import written_as_a_name
 from pipeline.values.normalizers import _stem
@@ -184,7 +184,7 @@ def value_said(pack, argument: str, words: str) -> bool:
     """
     spec = pack.value_spec(argument)
     values = getattr(spec, "values", [])
-    if not values or set(values) == {"true", "false"}:
+    if not values or set(values) == set(BOOLEAN_VALUES):
         return False
     said = f" {' '.join(TOKEN.findall(words.lower()))} "
     named = [*values, *(w for others in getattr(spec, "synonyms", {}).values() for w in others)]

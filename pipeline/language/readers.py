@@ -32,6 +32,7 @@ from pipeline.values import dates, moments
 from pipeline.values.normalizers import (_TITLES, IDENTIFIER, NORMALIZERS, TIME_MARK, choice_spans, full_name, web_address_spans,
                                          written_as_an_id)
 from pipeline.values.numbers import CURRENCY_SYMBOLS, format_amount, parse_amount, written_as_money
+from pipeline.values.lexicon import alternation, any_of
 from pipeline.values.spans import TOKEN, maximal, request_spans
 
 Span = tuple[int, int]
@@ -42,20 +43,22 @@ _PHONE_LIKE = re.compile(r"\+?[\d\s().\-]{7,}")
 
 # A day after "by" or "before" is when the user needs something, not a value ("the auditor wants it by
 # monday"); and "now" alone is the moment of asking ("what i want now is ...").
-_DEADLINE = re.compile(r"\b(?:by|before)\s+(?:the\s+|this\s+|next\s+)?$", re.IGNORECASE)
+_DEADLINE = re.compile(rf"\b{any_of('dates', 'deadline_words')}\s+(?:{any_of('dates', 'deadline_determiners')}\s+)?$",
+                       re.IGNORECASE)
 # The time of an event the request tells of ("our board meeting on Friday") is when it happens, not a
 # period of the records asked for (the event nouns: English ones and the pack's own, `lexicon.event_nouns`).
 # So is the time of a talk the user tells of, after its verb and whom it was with ("i phoned the bank
 # yesterday"), but not after what it was about ("i phoned about the charge from yesterday").
 @lru_cache(maxsize=64)
 def _event_time_pattern(nouns: frozenset[str]) -> re.Pattern:
-    return re.compile(r"(?:\b(?:" + "|".join(map(re.escape, sorted(nouns))) + r")s?\s+(?:is\s+|was\s+)?"
-                      r"|\b(?:called|phoned|rang|emailed|e-mailed|texted|messaged|spoke|talked|chatted)"
-                      r"(?:\s+(?!about\b|regarding\b|re\b|for\b|from\b|of\b|on\b|at\b|in\b)[\w'’]+){0,3}?\s+)"
-                      r"(?:on\s+|at\s+|in\s+)?(?:the\s+)?$", re.IGNORECASE)
+    def part(name: str) -> str:
+        return any_of("event_nouns", name)
+    return re.compile(rf"(?:\b{alternation(nouns)}s?\s+(?:{part('copulas')}\s+)?"
+                      rf"|\b{part('talk_verbs')}(?:\s+(?!{part('talk_topics')}\b)[\w'’]+){{0,3}}?\s+)"
+                      rf"(?:{part('time_joins')}\s+)?(?:{part('articles')}\s+)?$", re.IGNORECASE)
 
 
-_OF_RECORDS = re.compile(r"(?:for|from|of|during|covering|over|through)\b", re.IGNORECASE)
+_OF_RECORDS = re.compile(rf"{any_of('event_nouns', 'period_joins')}\b", re.IGNORECASE)
 
 
 def _event_time(pack, text: str, span: Span) -> bool:
@@ -308,11 +311,14 @@ def _future_date_spans(scene: Scene, name: str, spec) -> Readings:
     return found
 
 
+_MOMENT_JOIN = re.compile(rf"{any_of('dates', 'moment_joins')}\b", re.IGNORECASE)
+
+
 def _date_time_spans(scene: Scene, name: str, spec) -> Readings:
     """A moment (`values.moments`): the longest words naming a day and its time, or a day alone."""
     found = Readings(name, scene.text)
     read = {sp: moments.moment(scene.words(sp), scene.today) for sp in scene.plain
-            if not re.match(r"(?:on|at)\b", scene.words(sp), re.IGNORECASE)}  # "on June 12": the day's words only
+            if not _MOMENT_JOIN.match(scene.words(sp))}  # "on June 12": the day's words only
     for sp in maximal([sp for sp, value in read.items() if value is not None]):
         found.add(sp, read[sp])
     return found

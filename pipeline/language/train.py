@@ -202,9 +202,12 @@ def _descend(model, rows: int, epochs: int, batch: int, seed: int, loss_of) -> N
 
 def weights(head, tied: bool) -> dict[str, np.ndarray]:
     """The head's layers as the arrays `PairHead` reads (x @ w + b), in float16."""
+    import torch
+
     out = {"tied": np.array(tied)}
-    for name in ("left", "mix", "out") if tied else ("left", "right", "mix", "out"):
-        layer = getattr(head, name)
+    for name, layer in head.named_children():  # a tied head's right layer is its left one: named once
+        if not isinstance(layer, torch.nn.Linear):  # its dropout holds no weights
+            continue
         out[f"w_{name}"] = layer.weight.detach().numpy().T.astype(np.float16)
         out[f"b_{name}"] = layer.bias.detach().numpy().astype(np.float16)
     return out

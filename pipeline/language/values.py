@@ -21,6 +21,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Literal
 
 from pipeline.language.linking import learned_parts, linker_for
 from pipeline.language.mentions import one_argument_per_mention
@@ -492,6 +493,7 @@ def counted_after(text: str, end: int, argument: str) -> bool:
 
 # The two ends of a pair of arguments (origin and destination, check-in and check-out, start and end
 # time): the words that name each (`lexicon/start_words.yaml`, `end_words.yaml`).
+End = Literal["start", "end"]  # the two ends of a pair of arguments (origin, destination)
 ENDS = {"start": word_list("start_words"), "end": word_list("end_words")}
 # Right before a value only prepositions say which end it is ("to Denver", "from Boston"): a verb of motion
 # says different ends of different things ("arriving on the 6th" ends a flight and begins a stay).
@@ -499,7 +501,7 @@ ENDS_BEFORE_A_VALUE = {"start": word_list("start_words", "before_a_value"),
                        "end": word_list("end_words", "before_a_value")}
 
 
-def _end_named(words: list[str]) -> str | None:
+def _end_named(words: list[str]) -> End | None:
     """The end the words name, where they name one only ("from_location" the start, "dropoff_date" the
     end; "from origin to destination" neither)."""
     joined = f" {' '.join(words)} "
@@ -507,7 +509,7 @@ def _end_named(words: list[str]) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-def argument_end(pack, argument: str) -> str | None:
+def argument_end(pack, argument: str) -> End | None:
     """Which end of a pair an argument is, by its name, else by its description.
 
     >>> from types import SimpleNamespace as Spec
@@ -522,7 +524,7 @@ def argument_end(pack, argument: str) -> str | None:
     return _end_named(name_words(argument)) or _end_named(described)
 
 
-def end_said_before(text: str, start: int, shared: set[str] = frozenset()) -> str | None:
+def end_said_before(text: str, start: int, shared: set[str] = frozenset()) -> End | None:
     """Which end the words right before a value say it is: "to Denver", "until Friday" the end; "from
     Boston" the start. Where the words before such a "to" name an argument of the pair
     ("change the check in date to March 3": the words of the pair's names, `shared`, aside), that name

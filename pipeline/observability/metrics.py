@@ -21,6 +21,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Literal, get_args
 
 from pipeline.settings import settings
 
@@ -90,7 +91,7 @@ def _made() -> SimpleNamespace:
                                ["end", "reason"]),
     )
     for cache in (metrics.plan_cache, metrics.prompt_cache):  # a hit rate from the first lookup on
-        for result in ("hit", "miss"):
+        for result in get_args(CacheResult):
             cache.labels(result=result)
     return metrics
 
@@ -131,12 +132,19 @@ def translated(translator: str | None, stats: dict) -> None:
         m.llm_seconds.labels(translator=translator).inc(seconds)
 
 
+CacheResult = Literal["hit", "miss"]
+
+
+def _cache_result(hit: bool) -> CacheResult:
+    return "hit" if hit else "miss"
+
+
 def plan_cache_lookup(hit: bool) -> None:
-    _metrics().plan_cache.labels(result="hit" if hit else "miss").inc()
+    _metrics().plan_cache.labels(result=_cache_result(hit)).inc()
 
 
 def prompt_cache_lookup(hit: bool) -> None:
-    _metrics().prompt_cache.labels(result="hit" if hit else "miss").inc()
+    _metrics().prompt_cache.labels(result=_cache_result(hit)).inc()
 
 
 def session_ended(end: str, reason: str) -> None:

@@ -17,6 +17,7 @@ import functools
 import logging
 import os
 from contextlib import contextmanager
+from typing import Literal, get_args
 
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
@@ -25,7 +26,8 @@ from pipeline.settings import settings
 
 log = logging.getLogger(__name__)
 TRACER = "nesyplan"
-MODES = ("auto", "otlp", "console", "off")
+Mode = Literal["auto", "otlp", "console", "off"]
+MODES = get_args(Mode)
 _provider = None
 
 

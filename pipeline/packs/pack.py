@@ -12,7 +12,7 @@ import re
 from contextlib import contextmanager
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,6 +21,8 @@ from pipeline.packs.flows import FlowDomain
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NAME = re.compile(r"[a-z][a-z0-9_]*")  # a pack, goal, API or argument name
+BooleanValue = Literal["true", "false"]  # a yes/no argument's values, as JSON writes them
+BOOLEAN_VALUES: tuple[str, ...] = get_args(BooleanValue)
 
 
 def packs_root() -> Path:
@@ -322,7 +324,9 @@ def did_you_mean(name: str, known) -> str:
 
 
 def model_keys(*models: type[BaseModel]) -> list[str]:
-    return sorted({name for model in models for name in model.model_fields})
+    """The keys a file may write for the models' fields: their names and their aliases."""
+    return sorted({key for model in models for name, field in model.model_fields.items()
+                   for key in (name, field.alias) if key})
 
 
 def pack_names() -> list[str]:
@@ -330,15 +334,19 @@ def pack_names() -> list[str]:
     return sorted(p.parent.name for p in root.glob("*/pack.yaml"))
 
 
+_HEADER_LINE = re.compile(r"^% (\w+): (.*)$", re.MULTILINE)  # an example's `% key: value` lines
+
+
 def examples(domain: str) -> list[tuple[str, str, str]]:
     """(query, today, IR file) from the `% query:` / `% today:` header of each example."""
     found = []
     for file in sorted(load_pack(domain).examples_dir.glob("*.lp")):
         text = file.read_text(encoding="utf-8")
-        query = re.search(r"^% query: (.*)$", text, re.MULTILINE)
-        today = re.search(r"^% today: (.*)$", text, re.MULTILINE)
-        if query and today:
-            found.append((query[1].strip(), today[1].strip(), str(file)))
+        header: dict[str, str] = {}
+        for key, value in _HEADER_LINE.findall(text):
+            header.setdefault(key, value.strip())
+        if "query" in header and "today" in header:
+            found.append((header["query"], header["today"], str(file)))
     return found
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.values.lexicon import words_of
+
 # an identifier's name ends so; a list of them in plural (`album_ids`), and a URI names one as well (`track_uri`)
 ID_SUFFIX = re.compile(r"(?:^|_)(?:sid|key|ids?|uuids?|uris?)$")
 LISTED = re.compile(r"(?:^|_)(?:ids|uuids|uris)$")  # the name of a list of identifiers
@@ -23,9 +25,9 @@ def singular(word: str) -> str:
     """`companies` -> company, `boards` -> board, `addresses` -> address; `status` stays."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes")):
+    if word.endswith(words_of("plurals", "es_after")):
         return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+    if word.endswith("s") and not word.endswith(words_of("plurals", "kept")) and len(word) > 3:
         return word[:-1]
     return word
 

@@ -15,7 +15,7 @@ import json
 import time
 import zlib
 from functools import lru_cache
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 import redis
 from pydantic import BaseModel, Field
@@ -25,6 +25,7 @@ from pipeline.packs.versions import PackFiles, installed_digest, installed_files
 from pipeline.settings import settings
 
 PREFIX = "nesyplan:packs:"
+KeyPart = Literal["versions", "order", "active", "history"]  # the keys of a tenant's pack in Redis
 
 
 class PackStoreError(Exception):
@@ -69,7 +70,7 @@ class PackStore:
         self.client = client
         self.blobs = blobs or RedisBlobs(client)
 
-    def _key(self, tenant: str, name: str, part: str) -> str:
+    def _key(self, tenant: str, name: str, part: KeyPart) -> str:
         return f"{PREFIX}{tenant}:{name}:{part}"
 
     def add(self, tenant: str, name: str, files: PackFiles, source: str = "", activate: bool = True) -> PackVersion:
@@ -145,7 +146,7 @@ class PackStore:
 
     def remove(self, tenant: str, name: str) -> bool:
         """Forget the tenant's pack of that name (its versions' files stay: a run made on one still runs)."""
-        keys = [self._key(tenant, name, part) for part in ("versions", "order", "active", "history")]
+        keys = [self._key(tenant, name, part) for part in get_args(KeyPart)]
         with self.client.pipeline() as pipe:
             pipe.delete(*keys)
             pipe.srem(f"{PREFIX}{tenant}:names", name)

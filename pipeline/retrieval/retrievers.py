@@ -8,6 +8,7 @@ until nothing scores above the threshold; the result is an ordered shortlist wit
 
 from __future__ import annotations
 
+import calendar
 import difflib
 import re
 import threading
@@ -37,6 +38,7 @@ from pipeline.retrieval.speech_acts import (
 )
 from pipeline.settings import settings
 from pipeline.values.normalizers import CONTACT, WEB_ADDRESS, _stem, web_address_spans
+from pipeline.values.lexicon import alternation, any_of, words_of
 from pipeline.values.spans import without_values
 
 _SEARCH_WORDS = re.compile(r"\b(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
@@ -1440,6 +1442,7 @@ def _says_the_part(words: str, part: list[str], path: list[str]) -> bool:
 
 
 _ALL = word_list("operation_words", "all_of_them")
+_ALL_BEFORE_NOUN = word_list("operation_words", "all_before_noun")
 
 
 def _all_of_them(words: str, resource: str) -> bool:
@@ -1456,7 +1459,7 @@ def _all_of_them(words: str, resource: str) -> bool:
     tokens = re.findall(r"[a-z]+", words.lower())
     for i, token in enumerate(tokens):
         if token in _ALL:
-            rest = [t for t in tokens[i + 1:i + 5] if t not in ("of", "the", "our", "my", "your", "their", "these", "those")]
+            rest = [t for t in tokens[i + 1:i + 5] if t not in _ALL_BEFORE_NOUN]
             if rest and (resources_named({resource}, rest[0]) or resources_named({resource}, " ".join(rest[:2]))):
                 return True  # "every workout session" of workout_session too
     return False
@@ -1517,7 +1520,7 @@ def _one_per_goal(goals: list[ScoredGoal]) -> list[ScoredGoal]:
     return list(merged.values())
 
 
-_PERSON_OBJECT = re.compile(r"(?<=\w )(?:him|her|them)\b\s*", re.IGNORECASE)
+_PERSON_OBJECT = re.compile(rf"(?<=\w ){any_of('subject_pronouns', 'objects')}\b\s*", re.IGNORECASE)
 _NAME_WORD = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*")
 
 
@@ -1649,15 +1652,22 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 _LABELLED = re.compile(f"{CONTACT.pattern}|{WEB_ADDRESS.pattern}", re.IGNORECASE)  # a contact or a web address
 _TITLE = re.compile(r"\b(?:" + "|".join(sorted(word_list("honorifics", "dotted"))) + r")\.(?=\s)", re.I)
-_BETWEEN = re.compile(r"\bbetween\s+[^;:?!]{1,30}?\s+and\s+(?=\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-                      r"[a-z]*\b|(?:the\s+)?(?:end|start|beginning|middle|first|last)\b)", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(r"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:(?:and|then|also|plus|separately)\b,?\s*)*"
-                           r"|(?<!\bi'd)(?<!\bwe)(?<!\bi)\s+(?:and then|and also|and|then|plus|also|but)\s+"
+_MONTH_ABBREVIATIONS = alternation(name.lower() for name in calendar.month_abbr if name)
+
+
+def _link(part: str) -> str:
+    return any_of("clause_links", part)
+
+
+_BETWEEN = re.compile(rf"\b{_link('range_opens')}\s+[^;:?!]{{1,30}}?\s+{_link('range_joins')}\s+"
+                      rf"(?=\d|{_MONTH_ABBREVIATIONS}[a-z]*\b|(?:the\s+)?{_link('range_edges')}\b)", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(rf"\s*(?:[;:?!+]|\.(?=\s|$)|,|\s-\s)\s*(?:{_link('after_a_mark')}\b,?\s*)*"
+                           + "|" + "".join(rf"(?<!\b{re.escape(w)})" for w in words_of("clause_links", "not_after"))
+                           + rf"\s+{_link('links')}\s+"
                            # a subordinate clause: a conjunction, then its subject ("so i can see", "before we")
-                           r"|\s+(?=(?:because|cause|cuz|since|before|after|while|when|though|although|so|as)\s+"
-                           r"(?:i|we|you|he|she|they|it|my|our|his|her|their|there|can|could)\b)"
+                           rf"|\s+(?={_link('opens_a_clause')}\s+{_link('clause_subjects')}\b)"
                            # "so" before a request: what the story led to ("rent went up so show me ...")
-                           r"|\s+(?=so\s+(?:" + "|".join(sorted(REQUEST_VERBS)) + r")\b)", re.I)
+                           rf"|\s+(?={_link('leads_to')}\s+(?:" + "|".join(sorted(REQUEST_VERBS)) + r")\b)", re.I)
 
 METHODS = ("dense", "sparse", "hybrid")
 TRAINED_DIR = "retriever"  # inside the pack's folder: written by `nesyplan train-retriever`

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal, get_args
 
 from pipeline.language.openings import FILLERS, POLITE, after_fillers, opening, words
 from pipeline.language.words import FUNCTION_WORDS, pack_word_list, word_list
@@ -261,7 +262,8 @@ _WHETHER_TO = re.compile(rf"\b{_any('advice_modals')} {_any('first_persons')}\b"
                          rf"|\b{_any('judging_copulas')} {_any('judged_things')} (?:\w+ )?(?:a )?{_any('judgements')}\b"
                          rf"|\b{_any('advice_phrases')}\b|\b{_any('ought_modals')} {_any('generic_subjects')}\b"
                          rf"|\b{_any('how_much')}(?: \w+)? {_any('ought')}\b", re.I)
-HOW, WHETHER_TO = "how", "whether to"
+QuestionKind = Literal["how", "whether to"]  # a question about doing something, not for records
+HOW, WHETHER_TO = get_args(QuestionKind)
 
 
 def asks_how(text: str) -> bool:
