@@ -18,6 +18,7 @@ import re
 
 from pipeline.language.words import FUNCTION_WORDS, word_lists
 from pipeline.sessions.records import Candidate
+from pipeline.sessions.replies import say
 from pipeline.values.normalizers import _stem
 
 _PLACES = word_lists("ordinals")
@@ -46,7 +47,6 @@ def chosen_among(message: str, candidates: list[Candidate]) -> int | None:
 
 def choice_question(resource: str, candidates: list[Candidate]) -> str:
     """The things found, numbered, and the question which one."""
-    shown = "; ".join(f"{i}) {c.label} (id {c.id})" if c.label else f"{i}) id {c.id}"
-                      for i, c in enumerate(candidates, 1))
-    return (f"I found {len(candidates)} {resource}s: {shown}. Which one? Say its number in the list, its id "
-            f"or its name.")
+    shown = "; ".join(say("candidate", number=i, label=c.label, id=c.id) if c.label
+                      else say("candidate_without_label", number=i, id=c.id) for i, c in enumerate(candidates, 1))
+    return say("choose", count=len(candidates), resource=resource, shown=shown)

@@ -36,7 +36,14 @@ from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_s
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
 from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
 from pipeline.sessions.choices import choice_question, chosen_among
+from pipeline.values.lexicon import words_of
+from pipeline.sessions.replies import listed, say
 from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, read_back, summary, what_it_takes
+
+
+# Where a description's examples start: a bracket or a colon, or an example opener's words.
+_EXAMPLES_OPEN = re.compile(r"\s*(?:[(\[:]|" + "|".join(r"\b" + re.escape(w) + (r"\b" if w[-1].isalnum() else "")
+                                                        for w in words_of("example_openers", "words")) + ")")
 
 
 def question_for(argument: str, spec: ArgumentType | None) -> str:
@@ -51,11 +58,11 @@ def question_for(argument: str, spec: ArgumentType | None) -> str:
     if spec is not None and spec.question:
         return spec.question
     words = argument.replace("_", " ")
-    about = re.split(r"\s*(?:[(\[:]|\be\.g\.|\bsuch as\b)", spec.description)[0].strip(" .;,") if spec else ""
+    about = _EXAMPLES_OPEN.split(spec.description)[0].strip(" .;,") if spec else ""
     about = "" if about.lower() == words else about
-    values = f"{', '.join(spec.values[:-1])} or {spec.values[-1]}" if spec and 1 < len(spec.values) <= 6 else ""
+    values = listed(spec.values, "either") if spec and 1 < len(spec.values) <= 6 else ""
     detail = "; ".join(part for part in (about, values) if part)
-    return f"Please tell me the {words}" + (f" ({detail})" if detail else "") + "."
+    return say("ask_with_detail", argument=words, detail=detail) if detail else say("ask", argument=words)
 
 
 def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
@@ -257,13 +264,12 @@ class SessionEngine:
         if turn_input.turn != len(state.turns):
             raise ValueError(f"turn {turn_input.turn} given to a session at turn {len(state.turns)}")
         if state.ended:  # a message after the end (sent before the end was known) gets the end again
-            reply = Reply(kind=state.ended, text="This conversation has ended.", executed=state.calls())
+            reply = Reply(kind=state.ended, text=say("ended"), executed=state.calls())
             state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
             return reply, None
         if turn_input.error is not None:  # nothing changes; the question stands
             last = state.turns[-1].reply
-            reply = last.model_copy(update={"text": f"Sorry, I could not process that message "
-                                                    f"({turn_input.error}). {last.text}"})
+            reply = last.model_copy(update={"text": say("not_processed", error=turn_input.error, question=last.text)})
             state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
             return reply, None
         pack = load_pack_version(state.domain, state.pack_digest)
@@ -377,19 +383,19 @@ class SessionEngine:
         return Reply(kind=kind, text=text, executed=state.calls())
 
     def _handoff(self, state: SessionState, pack: Pack, why: str, code: str) -> Reply:
-        return self._end(state, "handoff", f"I am passing you to a person: {why}. {summary(pack, state)}", why, code)
+        return self._end(state, "handoff", say("handoff", why=why, summary=summary(pack, state)), why, code)
 
     def _ending_move(self, state: SessionState, pack: Pack, turn_input: TurnInput) -> Reply | None:
         """A message that ends the session before anything is planned: cancel, a person, too many messages."""
         if turn_input.opening is not None:
             return None
         if turn_input.move == "cancel":
-            return self._end(state, "fail", "Cancelled as you asked: nothing more will be carried out. "
-                             + summary(pack, state), "cancelled by the user", "cancelled")
+            return self._end(state, "fail", say("cancelled", summary=summary(pack, state)), say("cancelled_reason"),
+                             "cancelled")
         if turn_input.move == "human":
-            return self._handoff(state, pack, "you asked for a person", "asked_for_person")
+            return self._handoff(state, pack, say("asked_for_person"), "asked_for_person")
         if len(state.turns) + 1 >= MAX_MESSAGES:
-            return self._handoff(state, pack, f"this conversation reached {MAX_MESSAGES} messages", "message_limit")
+            return self._handoff(state, pack, say("message_limit", count=MAX_MESSAGES), "message_limit")
         return None
 
     def _bounded(self, state: SessionState, pack: Pack, reply: Reply, kind: str) -> Reply:
@@ -402,7 +408,7 @@ class SessionEngine:
             offered = sum(1 for t in state.turns if t.reply is not None and t.reply.kind == "confirm"
                           and t.reply.calls == reply.calls)
             if offered >= MAX_STRIKES:
-                return self._handoff(state, pack, f"you turned down the same read-back {offered} times",
+                return self._handoff(state, pack, say("read_back_refused", count=offered),
                                      "read_back_refused")
         last = state.turns[-1].reply if state.turns else None
         same = last is not None and last.kind == reply.kind and last.slot == reply.slot and last.calls == reply.calls
@@ -416,24 +422,23 @@ class SessionEngine:
             asides += 1
         if kind == "unrelated":  # an aside, or an answer nothing could be read from
             if asides + 1 >= MAX_ASIDES:
-                return self._handoff(state, pack, f"{MAX_ASIDES} messages in a row were about something else",
+                return self._handoff(state, pack, say("off_topic_limit", count=MAX_ASIDES),
                                      "off_topic")
             return self._with_form(pack, reply) if asides == 0 and reply.kind == "ask" else reply
         if kind not in ("answer", "dont_know", "deny"):  # other values given (a jump): progress, no strike
             return reply
         state.strikes += 1
         if state.strikes >= MAX_STRIKES:
-            asked = reply.slot.replace("_", " ") if reply.slot else "a yes or the right values"
-            return self._handoff(state, pack, f"I could not get {asked} from your answers", "unanswered")
+            asked = reply.slot.replace("_", " ") if reply.slot else say("unanswered_read_back")
+            return self._handoff(state, pack, say("unanswered", asked=asked), "unanswered")
         if kind == "dont_know" and reply.kind == "ask":
             goal = next((g.goal for g in state.goals if state.pending and g.goal_id == state.pending[0]), None)
-            why = pack.spec.goals[goal].description.rstrip(".") if goal in pack.spec.goals else "carry this out"
-            return reply.model_copy(update={"text": f"I need the {reply.slot.replace('_', ' ')} to go on ({why}); "
-                                                    f"if you do not have it, I can pass you to a person. {reply.text}"})
+            why = pack.spec.goals[goal].description.rstrip(".") if goal in pack.spec.goals else say("why_default")
+            return reply.model_copy(update={"text": say("needed_for", argument=reply.slot.replace("_", " "), why=why,
+                                                        question=reply.text)})
         if reply.kind == "ask":
             return self._with_form(pack, reply)
-        return reply.model_copy(update={"text": "Which value should I change? Tell me the right one, or say "
-                                                "cancel. " + reply.text})
+        return reply.model_copy(update={"text": say("which_to_change", question=reply.text)})
 
     @staticmethod
     def _with_form(pack: Pack, reply: Reply) -> Reply:
@@ -443,13 +448,14 @@ class SessionEngine:
     # --- carrying the plan out --------------------------------------------------------------------
     def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, turn: int) -> Reply:
         if run.failure is not None or run.plan is None:
-            message = run.failure.message if run.failure else "no plan"
+            message = run.failure.message if run.failure else say("no_plan")
             return self._end(state, "fail", message, message, "run_failed")
         try:
             executor = get_executor(state.executor, pack, session_id=state.id, recorded=state.recorded)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
-            return self._end(state, "fail", f"an API call failed: {exc}", f"an API call failed: {exc}", "call_failed")
+            failed = say("call_failed", error=exc)
+            return self._end(state, "fail", failed, failed, "call_failed")
 
     def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
         self._run_searches(state, run, executor, turn)
@@ -479,10 +485,11 @@ class SessionEngine:
             self._run_once(state, call.api, call.args, executor, turn)
         result = [Call(api=call.api, args={a: b.value if b.value is not None else {"ref": b.ref}
                                            for a, b in call.args.items()}) for call in run.plan.calls]
-        state.pending, state.ended, state.end_reason = None, "done", "carried out"
+        state.pending, state.ended, state.end_reason = None, "done", say("carried_out")
         metrics.session_ended("done", "carried_out")
-        outputs = ", ".join(f"{state.executed[j].api} -> {state.executed[j].output}" for j in position.values())
-        return Reply(kind="done", text=f"Done: {outputs}.", executed=state.calls(), result=result)
+        outputs = ", ".join(say("output", api=state.executed[j].api, output=state.executed[j].output)
+                            for j in position.values())
+        return Reply(kind="done", text=say("done", outputs=outputs), executed=state.calls(), result=result)
 
     def _run_searches(self, state: SessionState, run: Run, executor: Executor, turn: int) -> None:
         """A search added because the user did not know a value (`_search_first`) runs once it has its
@@ -590,7 +597,7 @@ class SessionEngine:
         question = question_for(argument, spec)
         unreadable = run.materialized.unreadable if run.materialized else []
         if unreadable:
-            question = f"I could not read {', '.join(repr(w) for w in unreadable)}. " + question
+            question = say("unreadable", words=", ".join(repr(w) for w in unreadable), question=question)
         elif kind == "unrelated":
-            question = "I can only help with this request here. " + question
+            question = say("off_topic", question=question)
         return Reply(kind="ask", slot=argument, text=question, executed=state.calls())

@@ -5,22 +5,11 @@ from __future__ import annotations
 
 from pipeline.packs.pack import ArgumentType, Pack
 from pipeline.sessions.records import Call, ExecutedCall, SessionState
+from pipeline.sessions.replies import listed, say, value_form
 
 MAX_STRIKES = 2       # answers in a row that leave one question standing before a handoff
 MAX_ASIDES = 3        # off-topic messages in a row before a handoff
 MAX_MESSAGES = 30     # user messages in a session before a handoff
-
-
-# What a value of a normaliser looks like, for a question asked again when the pack gives no examples.
-VALUE_FORMS = {"integer": "a number, such as 4", "time": "a time, such as 7:30 pm", "date": "a day, such as June 12",
-               "future_date": "a day, such as next Friday or June 12", "amount": "an amount, such as 250",
-               "decimal": "a number, such as 45.47",
-               "date_time": "a day and a time, such as June 12 at 3 pm",
-               "phone": "a phone number, such as 415-555-0123", "email": "an email address",
-               "e164": "a phone number with its country code, such as +14155550123",
-               "digits": "the number, in digits", "person_name": "a name, such as Ana Lopez",
-               "identifier": "its id, as the service shows it, such as 1183 or 4ef9a417-02e9-4d39-ad75-9611e0fcc33c",
-               "url": "a web address, such as https://example.org/photo.jpg"}
 
 
 def what_it_takes(spec: ArgumentType | None) -> str:
@@ -29,10 +18,11 @@ def what_it_takes(spec: ArgumentType | None) -> str:
     if spec is None:
         return ""
     if spec.values:
-        return "It is one of: " + ", ".join(spec.values[:8]) + "."
+        return say("one_of", values=", ".join(spec.values[:8]))
     if spec.examples:
-        return "For example: " + ", ".join(f"'{e}'" for e in spec.examples[:3]) + "."
-    return f"It is {VALUE_FORMS[spec.normalizer]}." if spec.normalizer in VALUE_FORMS else ""
+        return say("for_example", examples=", ".join(f"'{e}'" for e in spec.examples[:3]))
+    form = value_form(spec.normalizer)
+    return say("value_form", form=form) if form else ""
 
 
 def _values_behind(pool: list[Call], call: Call) -> list[str]:
@@ -42,11 +32,12 @@ def _values_behind(pool: list[Call], call: Call) -> list[str]:
     for argument, value in call.args.items():
         words = argument.replace("_", " ")
         if not isinstance(value, dict):
-            found = [f"the {words} {value}"]
+            found = [say("value_read_back", argument=words, value=value)]
         elif argument in getattr(pool[value["ref"]], "fields", {}):  # a found record's field: a value itself
-            found = [f"the {words} {pool[value['ref']].fields[argument]}"]
+            found = [say("value_read_back", argument=words, value=pool[value["ref"]].fields[argument])]
         elif isinstance(pool[value["ref"]], ExecutedCall):  # found already: the id itself, and how it was found
-            found = [f"the {words} {pool[value['ref']].value_for(argument)}", *_values_behind(pool, pool[value["ref"]])]
+            found = [say("value_read_back", argument=words, value=pool[value["ref"]].value_for(argument)),
+                     *_values_behind(pool, pool[value["ref"]])]
         else:  # an id still to be made: the values it will be made from
             found = _values_behind(pool, pool[value["ref"]])
         parts += [p for p in found if p not in parts]
@@ -63,14 +54,14 @@ def read_back(pack: Pack, calls: list[Call], state: SessionState) -> str:
             parts += [p for p in _values_behind(pool, call) if p not in parts]
     what = "; ".join((pack.spec.apis[c.api].description or c.api.replace("_", " ")).rstrip(".")
                      for c in calls if pack.spec.apis[c.api].effects)
-    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + (parts[-1] if parts else "")
-    return f"I am about to carry this out: {what}" + (f", with {listed}" if listed else "") + ". Shall I go ahead?"
+    values = listed(parts, "both")
+    return say("read_back_with_values", what=what, values=values) if values else say("read_back", what=what)
 
 
 def summary(pack: Pack, state: SessionState) -> str:
     """What the session has so far, for the person it is handed to."""
-    goals = "; ".join(f"{g.goal.replace('_', ' ')}" + (" with " + ", ".join(
-        f"{a.replace('_', ' ')} {v}" for a, v in (g.normalized or g.values).items()) if g.values else "")
-        for g in state.goals) or "no request understood"
-    done = ", ".join(c.api.replace("_", " ") for c in state.executed) or "nothing"
-    return f"So far: {goals}. Carried out: {done}."
+    goals = "; ".join(say("summary_goal_with_values", goal=g.goal.replace("_", " "), values=", ".join(
+        say("summary_value", argument=a.replace("_", " "), value=v) for a, v in (g.normalized or g.values).items()))
+        if g.values else say("summary_goal", goal=g.goal.replace("_", " ")) for g in state.goals) or say("no_goals")
+    done = ", ".join(c.api.replace("_", " ") for c in state.executed) or say("nothing_done")
+    return say("summary", goals=goals, done=done)
