@@ -10,7 +10,8 @@ from typing import Callable, TypeVar
 import redis
 
 from pipeline.records import Run
-from pipeline.sessions.records import SessionState, TurnInput
+from pipeline.sessions.commands import TurnInput
+from pipeline.sessions.records import SessionState
 from pipeline.settings import settings
 
 KEY_PREFIX = "nesyplan:run:"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Protocol
 
 from pipeline.language.words import word_list
@@ -78,8 +79,9 @@ class ClauseWalk:
     leading: list[str] = field(default_factory=list)  # asking fragments before the first goal, naming none
     following: bool = False  # whether every clause since the last goal's points back at it
 
-    @property
+    @cached_property
     def best(self) -> list[ScoredGoal]:
+        """Each clause's best goal (`judged` is not changed once the walk starts)."""
         return [top for top, _ in self.judged]
 
     def run(self) -> list[Picked]:

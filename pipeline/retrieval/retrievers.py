@@ -352,7 +352,7 @@ class Retriever:
         for g in goals:
             g.source = as_written(query, g.source)
         if goals and self.pack.is_rest_api:  # a clause that asks for a deed the API does not do names no call
-            refused = [c.lower() for c in self.clauses(query) if self.deed_not_done(c) or self.change_not_made(c)]
+            refused = [c.lower() for c in self.clauses(query) if self.refused_why(c)]
             goals = [g for g in goals if not any(g.source.lower().startswith(c) for c in refused)]
         if goals and not self.pack.has_examples():
             taken = {g.goal for g in goals}
@@ -1195,6 +1195,18 @@ class Retriever:
                            next((b.chosen_by for b in best if b.goal == p.goal), "retrieval"))
                 for p in picked][:max_goals]
 
+    @cached_property
+    def refused_why(self) -> Callable[[str], str]:
+        """`refused_why(clause)`: why a clause names no call of a REST API (`deed_not_done`, `change_not_made`),
+        else "". Judged once per clause (the last thousand): `by_clause` and the Run's analysis both ask."""
+        @lru_cache(maxsize=1024)
+        def why(clause: str) -> str:
+            deed = self.deed_not_done(clause)
+            change = None if deed else self.change_not_made(clause)
+            return (f"the API documents nothing that would {deed!r}" if deed
+                    else f"the API has no call that would {change}" if change else "")
+        return why
+
     def deed_not_done(self, clause: str) -> str | None:
         """For a REST API, the verb a clause's imperative opens with (`speech_acts.imperative_verb`) where it
         asks for a deed of its own (it is none of `GENERAL_VERBS`) that nothing in the API's documentation
@@ -1257,9 +1269,7 @@ class Retriever:
         for clause in classify(self.clauses(query), self.speech):
             ranked = self._ranked(without_values(clause.text), clause.text)[0][:top]
             act = "tells" if not clause.asks else "phrase" if clause.bare else "asks"
-            deed, change = self.deed_not_done(clause.text), self.change_not_made(clause.text)
-            refused = (f"the API documents nothing that would {deed!r}" if deed
-                       else f"the API has no call that would {change}" if change else "")
+            refused = self.refused_why(clause.text)
             out.append(ClauseAnalysis(text=clause.text, act=act, refers_back=clause.refers_back,
                                       goals=[{"goal": g.goal, "score": round(g.score, 4)} for g in ranked],
                                       refused=refused))

@@ -16,29 +16,25 @@ messages in all are bounded; past a bound the conversation is handed off, with t
 
 from __future__ import annotations
 
-import itertools
 import re
-from datetime import date
 
 from pipeline.language.moves import only_moves, read_moves
-from pipeline.llm.prompt import goal_arguments
 from pipeline.observability import metrics
 from pipeline.retrieval.speech_acts import Vocabulary, requests_action
 from pipeline.packs.pack import ArgumentType, Pack, load_pack
 from pipeline.packs.store import load_pack_version
 from pipeline.packs.versions import installed_digest
 from pipeline.packs.workflows import workflow_goal_id
-from pipeline.records import CheckedIR, Run, StageError
-from pipeline.run import SYMBOLIC_STAGES, backend_for, new_run, run_pipeline, run_stage
-from pipeline.stages.check import check_ir
-from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_slot, same_value, told_before,
-                                     translate_delta)
+from pipeline.records import Run
+from pipeline.run import backend_for, new_run, run_pipeline, run_stage
+from pipeline.sessions.delta import (takes_any_words, clause_goals, correcting_slot, translate_delta)
 from pipeline.sessions.executors import ExecutionError, Executor, executed_call, get_executor
-from pipeline.sessions.records import Call, Given, Reply, SessionState, Turn, TurnInput
+from pipeline.sessions.commands import CannotRead, Choose, StartRequest, TurnContext, TurnInput, commands_for
+from pipeline.sessions.records import Call, Reply, SessionState, Turn
 from pipeline.sessions.choices import choice_question, chosen_among
 from pipeline.values.lexicon import words_of
 from pipeline.sessions.replies import listed, say
-from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, read_back, summary, what_it_takes
+from pipeline.sessions.repair import MAX_ASIDES, MAX_MESSAGES, MAX_STRIKES, end, handoff, read_back, what_it_takes
 
 
 # Where a description's examples start: a bracket or a colon, or an example opener's words.
@@ -63,113 +59,6 @@ def question_for(argument: str, spec: ArgumentType | None) -> str:
     values = listed(spec.values, "either") if spec and 1 < len(spec.values) <= 6 else ""
     detail = "; ".join(part for part in (about, values) if part)
     return say("ask_with_detail", argument=words, detail=detail) if detail else say("ask", argument=words)
-
-
-def goals_from_ir(checked: CheckedIR, turn: int, pack: Pack) -> list[Given]:
-    """The session's goals from an opening's IR. One span is one value: words given for two arguments of
-    one goal ("Bella Notte" as the restaurant and the contact name) stay with the first, and a name or
-    free text inside another free value of the goal ("Petit Jardin" of "Le Petit Jardin") is no value; a
-    name inside an email or phone is still a name."""
-    goals: dict[str, Given] = {}
-    for fact in checked.facts:
-        if fact.predicate == "_goal":
-            goals[str(fact.arguments[0])] = Given(goal_id=str(fact.arguments[0]), goal=str(fact.arguments[1]))
-    for fact in checked.facts:
-        gid, predicate = str(fact.arguments[0]), fact.predicate.removeprefix("_")
-        if fact.predicate == "_goal" or gid not in goals:
-            continue
-        if fact.constants[1]:
-            goals[gid].refs[predicate] = str(fact.arguments[1])
-        elif str(fact.arguments[1]) not in goals[gid].values.values():
-            goals[gid].values[predicate] = str(fact.arguments[1])
-            goals[gid].turns[predicate] = turn
-    for given in goals.values():
-        for predicate, words in list(given.values.items()):
-            if takes_any_words(pack, predicate) and any(
-                    _inside(words, other) for name, other in given.values.items()
-                    if name != predicate and takes_any_words(pack, name)):
-                del given.values[predicate], given.turns[predicate]
-    return list(goals.values())
-
-
-def fresh_goal_ids(state: SessionState):
-    """Goal ids the session has not given yet, in order (g1, g2, ...)."""
-    taken = {g.goal_id for g in state.goals}
-    return (f"g{n}" for n in itertools.count(1) if f"g{n}" not in taken)
-
-
-def add_goals(pack: Pack, state: SessionState, run: Run, turn: int, answering: bool = False) -> bool:
-    """Add the goals a later message's own translation asks for that the session lacks, under new ids; a
-    reference to a goal the session has by that name points at the session's ("and call me about that
-    report"). A message `answering` the question asked adds no search that only restates it
-    (`_restates`). Whether any was added."""
-    if run.ir is None or run.status == "failed":
-        return False
-    try:
-        found = goals_from_ir(check_ir(run.ir, pack), turn, pack)
-    except StageError:
-        return False
-    have = {g.goal: g.goal_id for g in state.goals}
-    ids = {g.goal_id: have.get(g.goal) for g in found}
-    added = [g for g in found if g.goal not in have and not (answering and _restates(pack, state, g))]
-    fresh = fresh_goal_ids(state)
-    for given in added:
-        ids[given.goal_id] = given.goal_id = next(fresh)
-    for given in added:
-        given.refs = {name: ids[ref] for name, ref in given.refs.items() if ids.get(ref)}
-    state.goals.extend(added)
-    return bool(added)
-
-
-def _restates(pack: Pack, state: SessionState, given: Given) -> bool:
-    """A search whose every value a goal of the session already has: said in an answer ("somewhere
-    to eat in Fresno" to "which city?" while booking a table there), it is how the answer was put,
-    no search of its own. A search with a value the session lacks, or none at all, is asked for."""
-    goal = pack.spec.goals[given.goal]
-    if goal.workflow or pack.spec.apis[goal.api].effects or not given.values:
-        return False
-    today = date.fromisoformat(state.today)
-    return all(any(name in g.values and same_value(pack, name, value, g.values[name], today) for g in state.goals)
-               for name, value in given.values.items())
-
-
-def _inside(words: str, other: str) -> bool:
-    return len(words) < len(other) and re.search(rf"(?<!\w){re.escape(words.lower())}(?!\w)", other.lower()) is not None
-
-
-def apply_delta(pack: Pack, state: SessionState, facts: list[tuple[str, str, str]], turn: int) -> str:
-    """Write the delta into the state; what kind of turn it was: answer, jump, switch or unrelated."""
-    by_id = {g.goal_id: g for g in state.goals}
-    answered = changed = given_new = False
-    for gid, predicate, words in facts:
-        given = by_id.get(gid)
-        if given is None:
-            continue
-        gives = set(pack.spec.ir_extra[predicate].gives) if predicate in pack.spec.ir_extra else {predicate}
-        if state.pending and state.pending[0] == gid and state.pending[1] in gives:
-            answered = True
-        # An argument given again, or given together by a period-like fact, replaces what it covers.
-        covering = [name for name in given.values if name in pack.spec.ir_extra
-                    and set(pack.spec.ir_extra[name].gives) & gives]
-        replaced = [name for name in [*gives, *covering, predicate] if name in given.values]
-        if any(given.values[name] != words for name in replaced):
-            changed = True
-        elif not replaced:
-            given_new = True
-        for name in replaced:
-            given.values.pop(name, None)
-            if name in pack.spec.ir_extra:  # what the dropped fact gave besides this keeps its value
-                for part in set(pack.spec.ir_extra[name].gives) - gives:
-                    if part in given.normalized and part not in given.values:
-                        given.values[part] = given.normalized[part]
-        given.values[predicate] = words
-        given.turns[predicate] = turn
-        if takes_any_words(pack, predicate):  # one span is one value, across turns too: an
-            for name in [n for n, other in given.values.items()  # earlier reading of these words goes
-                         if n != predicate and given.turns.get(n, turn) < turn and takes_any_words(pack, n)
-                         and (other.lower() == words.lower() or _inside(other, words))]:
-                del given.values[name], given.turns[name]
-    return "answer" if answered else "switch" if changed else "jump" if given_new else "unrelated"
 
 
 class SessionEngine:
@@ -197,15 +86,16 @@ class SessionEngine:
         if not state.goals:
             run = new_run(message, state.domain, state.today, translator=self.translator,
                           pack_digest=state.pack_digest)
-            return TurnInput(turn=turn, message=message, opening=run_stage(run, "translate"))
+            return TurnInput(turn=turn, message=message, commands=[StartRequest(run=run_stage(run, "translate"))])
         pack = load_pack_version(state.domain, state.pack_digest)
         if state.choosing is not None and (pick := chosen_among(message, state.executed[state.choosing].candidates)) \
                 is not None:  # which of the things found: nothing to translate
-            return TurnInput(turn=turn, message=message, choice=pick)
+            return TurnInput(turn=turn, message=message, commands=[Choose(pick=pick)])
         moves = read_moves(message)
         if state.awaiting is not None and (moves.bare or (not moves.rest and "deny" in moves.found)):
             # a plain yes or no to a read-back: nothing to translate (a lone "nope" is no restaurant's name)
-            return TurnInput(turn=turn, message=message, move=self._move(state, moves.found, False))
+            return TurnInput(turn=turn, message=message,
+                             commands=commands_for([], None, self._move(state, moves.found, False)))
         # After a yes or a no to a read-back, the rest of the message is what may correct a value; free
         # words there are read as the read-back's closest free value, as if it had been asked.
         read, view = message, state
@@ -229,7 +119,7 @@ class SessionEngine:
             # with a person is the pack's service) is that goal, no request to leave the conversation.
             goal_named = added is not None or any(acts for _, acts in named)
         except Exception as exc:  # noqa: BLE001 - the LLM failed on this message: the session goes on
-            return TurnInput(turn=turn, message=message, error=f"{type(exc).__name__}: {exc}")
+            return TurnInput(turn=turn, message=message, commands=[CannotRead(error=f"{type(exc).__name__}: {exc}")])
         found = moves.found if requests_action(message, Vocabulary.of(pack)) else moves.found - {"human"}
         # Free words read unasked ("forget" of "forget it" as a name) do not hide a move; the move drops them.
         facts = delta.facts
@@ -239,8 +129,8 @@ class SessionEngine:
         move = "replace" if replacing and added.ir else self._move(state, found, bool(kept) or goal_named)
         if move in ("cancel", "human", "dont_know"):
             facts = kept
-        return TurnInput(turn=turn, message=message, facts=facts, delta_ir=delta.raw if facts == delta.facts else "",
-                         added=added, move=move)
+        return TurnInput(turn=turn, message=message,
+                         commands=commands_for(facts, added, move, delta.raw if facts == delta.facts else ""))
 
     @staticmethod
     def _move(state: SessionState, found: frozenset[str], gives: bool) -> str | None:
@@ -258,7 +148,7 @@ class SessionEngine:
         return None
 
     def advance(self, state: SessionState, turn_input: TurnInput) -> tuple[Reply, Run | None]:
-        """The symbolic half: write the turn's facts into the state, plan it again and carry the plan out
+        """The symbolic half: apply the turn's commands to the state, plan it again and carry the plan out
         up to its next question or its end. The turn is appended to the state; returns the reply and the
         Run that planned it."""
         if turn_input.turn != len(state.turns):
@@ -267,53 +157,16 @@ class SessionEngine:
             reply = Reply(kind=state.ended, text=say("ended"), executed=state.calls())
             state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
             return reply, None
-        if turn_input.error is not None:  # nothing changes; the question stands
-            last = state.turns[-1].reply
-            reply = last.model_copy(update={"text": say("not_processed", error=turn_input.error, question=last.text)})
-            state.turns.append(Turn(message=turn_input.message, kind="unrelated", reply=reply))
-            return reply, None
-        pack = load_pack_version(state.domain, state.pack_digest)
-        turn = turn_input.turn
-        ended = self._ending_move(state, pack, turn_input)
+        context = TurnContext(state=state, turn=turn_input.turn)
+        ended = self._answered_at_once(context, turn_input.commands)
         if ended is not None:
-            state.turns.append(Turn(message=turn_input.message, kind=turn_input.move or "unrelated", reply=ended))
-            return ended, None
-        if turn_input.opening is not None:
-            run = turn_input.opening
-            kind, delta_ir = "opening", run.ir or ""
-            if run.ir is not None and run.status != "failed":
-                try:  # the goals as asked for (a workflow goal, not its steps); the check stage reports errors
-                    state.goals = goals_from_ir(check_ir(run.ir, pack), turn, pack)
-                    run.ir = state.ir()  # what goals_from_ir dropped (one span given twice) is not planned
-                except StageError:
-                    pass
-            for stage in SYMBOLIC_STAGES:
-                run_stage(run, stage, pack)
-        elif turn_input.choice is not None and state.choosing is not None:
-            self._choose(state, turn_input.choice)
-            kind, delta_ir = "answer", ""
-            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
-                               pack_digest=state.pack_digest)
-        elif turn_input.move == "replace" and self._replace_goals(pack, state, turn_input.added, turn):
-            kind, delta_ir = "replace", turn_input.added.ir or ""
-            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
-                               pack_digest=state.pack_digest)
-        else:
-            kind = apply_delta(pack, state, turn_input.facts, turn)
-            delta_ir = turn_input.delta_ir
-            if turn_input.added is not None and add_goals(pack, state, turn_input.added, turn, kind == "answer"):
-                kind, delta_ir = "added", delta_ir + (turn_input.added.ir or "")
-            if state.awaiting is not None and kind in ("switch", "jump", "added"):
-                state.awaiting = None  # a correction: what is read back next has the new values
-            elif turn_input.move == "affirm" and state.awaiting is not None:
-                state.confirmed += state.awaiting
-                state.awaiting, kind = None, "affirm"
-            elif turn_input.move == "dont_know" and self._search_first(pack, state, turn):
-                kind = "added"  # what the user does not know, a search finds: it runs first
-            elif turn_input.move in ("deny", "dont_know"):
-                kind = turn_input.move
-            run = run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
-                               pack_digest=state.pack_digest)
+            state.turns.append(Turn(message=turn_input.message, kind=ended[0], reply=ended[1]))
+            return ended[1], None
+        for command in turn_input.commands:
+            command.apply(context)
+        pack, turn, kind, delta_ir = context.pack, context.turn, context.kind, context.delta_ir
+        run = context.run or run_pipeline(state.turns[0].message, state.domain, state.today, ir=state.ir(),
+                                          pack_digest=state.pack_digest)
         if run.materialized is not None:
             by_id = {g.goal_id: g for g in state.goals}
             for given in state.goals:
@@ -326,76 +179,19 @@ class SessionEngine:
         state.turns.append(Turn(message=turn_input.message, delta_ir=delta_ir, kind=kind, reply=reply, run_id=run.id))
         return reply, run
 
-    @staticmethod
-    def _search_first(pack: Pack, state: SessionState, turn: int) -> bool:
-        """"I don't know" to an argument a search of the pack finds (a call without effects whose output
-        the argument accepts: the therapist a provider search lists, the pickup location of a car
-        search): the search joins the session before the goal and gives it that argument, with the
-        values the user already gave that it takes. Whether a search was added."""
-        if state.pending is None:
-            return False
-        gid, argument = state.pending
-        waiting = next((g for g in state.goals if g.goal_id == gid), None)
-        spec = pack.spec.arguments.get(argument)
-        if waiting is None or spec is None or argument in waiting.refs:
-            return False
-        searches = [name for name, goal in pack.spec.goals.items() if not goal.workflow and name != waiting.goal
-                    and not pack.spec.apis[goal.api].effects
-                    and pack.spec.apis[goal.api].produces in (spec.accepts_output or [])]
-        if not searches:
-            return False
-        search = Given(goal_id=next(fresh_goal_ids(state)), goal=searches[0])
-        takes = {name.removeprefix("_") for name in goal_arguments(pack, search.goal)}
-        for name in takes:
-            words = waiting.values.get(name) or told_before(pack, state, name)
-            if words is not None:
-                search.values[name], search.turns[name] = words, turn
-        waiting.refs[argument] = search.goal_id
-        state.goals.insert(state.goals.index(waiting), search)
-        state.searches.append(search.goal_id)
-        state.pending = None
-        return True
-
     # --- repair moves and bounds ------------------------------------------------------------------
-    @staticmethod
-    def _replace_goals(pack: Pack, state: SessionState, added: Run, turn: int) -> bool:
-        """"No, I meant the other one": the goals the no names replace the session's, and nothing of the
-        old ones runs; a value the user gave that a new goal takes is kept (the user's words, not the
-        goal's). Whether anything replaced them."""
-        old = state.goals
-        state.goals = []
-        if not add_goals(pack, state, added, turn):
-            state.goals = old
-            return False
-        for given in state.goals:
-            takes = {name.removeprefix("_") for name in goal_arguments(pack, given.goal)}
-            for before in old:
-                for name, words in before.values.items():
-                    if name in takes and name not in given.values:
-                        given.values[name], given.turns[name] = words, before.turns.get(name, turn)
-        state.pending = state.awaiting = None
-        return True
-
-    def _end(self, state: SessionState, kind: str, text: str, reason: str, code: str) -> Reply:
-        """End the session: `reason` is told, `code` counted (metrics: a few fixed words)."""
-        state.ended, state.end_reason, state.pending, state.awaiting = kind, reason, None, None
-        metrics.session_ended(kind, code)
-        return Reply(kind=kind, text=text, executed=state.calls())
-
-    def _handoff(self, state: SessionState, pack: Pack, why: str, code: str) -> Reply:
-        return self._end(state, "handoff", say("handoff", why=why, summary=summary(pack, state)), why, code)
-
-    def _ending_move(self, state: SessionState, pack: Pack, turn_input: TurnInput) -> Reply | None:
-        """A message that ends the session before anything is planned: cancel, a person, too many messages."""
-        if turn_input.opening is not None:
+    def _answered_at_once(self, context: TurnContext, commands: list) -> tuple[str, Reply] | None:
+        """(the turn's kind, the reply) where the message is answered before anything is planned: a message
+        that could not be read, cancel, a person, too many messages."""
+        if any(isinstance(c, StartRequest) for c in commands):
             return None
-        if turn_input.move == "cancel":
-            return self._end(state, "fail", say("cancelled", summary=summary(pack, state)), say("cancelled_reason"),
-                             "cancelled")
-        if turn_input.move == "human":
-            return self._handoff(state, pack, say("asked_for_person"), "asked_for_person")
-        if len(state.turns) + 1 >= MAX_MESSAGES:
-            return self._handoff(state, pack, say("message_limit", count=MAX_MESSAGES), "message_limit")
+        for command in commands:
+            if command.at_once:
+                return command.move or "unrelated", command.reply(context)
+        if len(context.state.turns) + 1 >= MAX_MESSAGES:
+            moved = next((c.move for c in commands if c.move), None)
+            return moved or "unrelated", handoff(context.state, context.pack,
+                                                      say("message_limit", count=MAX_MESSAGES), "message_limit")
         return None
 
     def _bounded(self, state: SessionState, pack: Pack, reply: Reply, kind: str) -> Reply:
@@ -408,7 +204,7 @@ class SessionEngine:
             offered = sum(1 for t in state.turns if t.reply is not None and t.reply.kind == "confirm"
                           and t.reply.calls == reply.calls)
             if offered >= MAX_STRIKES:
-                return self._handoff(state, pack, say("read_back_refused", count=offered),
+                return handoff(state, pack, say("read_back_refused", count=offered),
                                      "read_back_refused")
         last = state.turns[-1].reply if state.turns else None
         same = last is not None and last.kind == reply.kind and last.slot == reply.slot and last.calls == reply.calls
@@ -422,7 +218,7 @@ class SessionEngine:
             asides += 1
         if kind == "unrelated":  # an aside, or an answer nothing could be read from
             if asides + 1 >= MAX_ASIDES:
-                return self._handoff(state, pack, say("off_topic_limit", count=MAX_ASIDES),
+                return handoff(state, pack, say("off_topic_limit", count=MAX_ASIDES),
                                      "off_topic")
             return self._with_form(pack, reply) if asides == 0 and reply.kind == "ask" else reply
         if kind not in ("answer", "dont_know", "deny"):  # other values given (a jump): progress, no strike
@@ -430,7 +226,7 @@ class SessionEngine:
         state.strikes += 1
         if state.strikes >= MAX_STRIKES:
             asked = reply.slot.replace("_", " ") if reply.slot else say("unanswered_read_back")
-            return self._handoff(state, pack, say("unanswered", asked=asked), "unanswered")
+            return handoff(state, pack, say("unanswered", asked=asked), "unanswered")
         if kind == "dont_know" and reply.kind == "ask":
             goal = next((g.goal for g in state.goals if state.pending and g.goal_id == state.pending[0]), None)
             why = pack.spec.goals[goal].description.rstrip(".") if goal in pack.spec.goals else say("why_default")
@@ -449,13 +245,13 @@ class SessionEngine:
     def _carry_out(self, state: SessionState, pack: Pack, run: Run, kind: str, turn: int) -> Reply:
         if run.failure is not None or run.plan is None:
             message = run.failure.message if run.failure else say("no_plan")
-            return self._end(state, "fail", message, message, "run_failed")
+            return end(state, "fail", message, message, "run_failed")
         try:
             executor = get_executor(state.executor, pack, session_id=state.id, recorded=state.recorded)
             return self._walk(state, pack, run, kind, executor, turn)
         except ExecutionError as exc:
             failed = say("call_failed", error=exc)
-            return self._end(state, "fail", failed, failed, "call_failed")
+            return end(state, "fail", failed, failed, "call_failed")
 
     def _walk(self, state: SessionState, pack: Pack, run: Run, kind: str, executor: Executor, turn: int) -> Reply:
         self._run_searches(state, run, executor, turn)
@@ -492,7 +288,7 @@ class SessionEngine:
         return Reply(kind="done", text=say("done", outputs=outputs), executed=state.calls(), result=result)
 
     def _run_searches(self, state: SessionState, run: Run, executor: Executor, turn: int) -> None:
-        """A search added because the user did not know a value (`_search_first`) runs once it has its
+        """A search added because the user did not know a value (`commands.search_first`) runs once it has its
         values, before the questions of the goal it serves: what it finds is what the user chooses from,
         and a search changes nothing if a value changes later."""
         for i, call in enumerate(run.plan.calls):
@@ -516,17 +312,6 @@ class SessionEngine:
         resource = rest.resource.replace("_", " ") if rest is not None and rest.resource else "thing"
         state.choosing, state.pending = found, None
         return Reply(kind="ask", slot=fed, text=choice_question(resource, call.candidates), executed=state.calls())
-
-    @staticmethod
-    def _choose(state: SessionState, picked: int) -> None:
-        """The user's pick becomes the lookup's output; an id its answer held of the first thing found is
-        the picked one's, and any other field of that first thing is no longer known (`lacks`): never the
-        first one's in place of the one chosen."""
-        call = state.executed[state.choosing]
-        first, chosen = call.output, call.candidates[picked]
-        call.lacks += [name for name, value in call.fields.items() if value != first]
-        call.fields = {name: chosen.id for name, value in call.fields.items() if value == first}
-        call.output, call.chosen, state.choosing = chosen.id, True, None
 
     @staticmethod
     def _still_to_run(state: SessionState, run: Run) -> tuple[list[Call], dict[int, int]]:

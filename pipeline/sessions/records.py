@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pipeline.records import IRFact, Run
+from pipeline.records import IRFact
 
 # A call's argument: a value (normalised), or {"ref": i}, the output of executed[i] (or result[i]).
 ArgValue = str | dict[str, int]
@@ -70,23 +70,6 @@ class Turn(BaseModel):
                   "affirm", "deny", "cancel", "human", "dont_know", "replace"] = "answer"
     reply: Reply
     run_id: str | None = Field(None, description="the Run that planned this turn")
-
-
-class TurnInput(BaseModel):
-    """What the LLM half of a turn made of a message; the symbolic half applies it to the state."""
-    turn: int = Field(description="the message's place in the session (0: the opening)")
-    message: str
-    opening: Run | None = Field(None, description="the opening: its Run, translated")
-    added: Run | None = Field(None, description="a later message that asks for another goal: it, translated "
-                                                "as a request (its new goals join the session)")
-    facts: list[tuple[str, str, str]] = Field([], description="a later message: (goal id, predicate, words)")
-    delta_ir: str = ""
-    error: str | None = Field(None, description="the message could not be translated (the LLM failed)")
-    choice: int | None = Field(None, description="which of the things a lookup found the message picks "
-                                                 "(`choices.chosen_among`: its place in the list)")
-    move: str | None = Field(None, description="what the message does besides giving values (language.moves): "
-                                               "affirm, deny, cancel, human, dont_know, where it counts, "
-                                               "or replace (a no that names another goal)")
 
 
 class RecordedCall(BaseModel):

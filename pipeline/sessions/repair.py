@@ -3,8 +3,9 @@ of the calls about to run, the summary handed to a person, the form a value take
 
 from __future__ import annotations
 
+from pipeline.observability import metrics
 from pipeline.packs.pack import ArgumentType, Pack
-from pipeline.sessions.records import Call, ExecutedCall, SessionState
+from pipeline.sessions.records import Call, ExecutedCall, Reply, SessionState
 from pipeline.sessions.replies import listed, say, value_form
 
 MAX_STRIKES = 2       # answers in a row that leave one question standing before a handoff
@@ -65,3 +66,15 @@ def summary(pack: Pack, state: SessionState) -> str:
         if g.values else say("summary_goal", goal=g.goal.replace("_", " ")) for g in state.goals) or say("no_goals")
     done = ", ".join(c.api.replace("_", " ") for c in state.executed) or say("nothing_done")
     return say("summary", goals=goals, done=done)
+
+
+def end(state: SessionState, kind: str, text: str, reason: str, code: str) -> Reply:
+    """End the session: `reason` is told, `code` counted (metrics: a few fixed words)."""
+    state.ended, state.end_reason, state.pending, state.awaiting = kind, reason, None, None
+    metrics.session_ended(kind, code)
+    return Reply(kind=kind, text=text, executed=state.calls())
+
+
+def handoff(state: SessionState, pack: Pack, why: str, code: str) -> Reply:
+    """Hand the conversation to a person, saying why and what it has so far."""
+    return end(state, "handoff", say("handoff", why=why, summary=summary(pack, state)), why, code)

@@ -14,7 +14,8 @@ from pipeline.packs.pack import load_pack, using_packs_root
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, load_schema
 from pipeline.run import new_run, run_pipeline
 from pipeline.sessions.engine import SessionEngine
-from pipeline.sessions.records import RecordedCall, TurnInput
+from pipeline.sessions.commands import StartRequest, TurnInput
+from pipeline.sessions.records import RecordedCall
 
 SCHEMA = Path(__file__).with_name("fixtures") / "grooming_schema.json"
 TODAY = "2019-03-01"
@@ -103,7 +104,7 @@ def test_a_replayed_search_result_feeds_the_booking(packs):
     ir = ('_goal(g1, find_salons).\n_city(g1, "portland").\n_goal(g2, book_grooming).\n_salon_name(g2, g1).\n'
           '_appointment_date(g2, "march 8").\n_appointment_time(g2, "10am").\n')
     reply, _run = engine.advance(state, TurnInput(turn=0, message="find a salon in portland and book it",
-                                                  opening=new_run("", "grooming_1", TODAY, ir=ir)))
+                                                  commands=[StartRequest(run=new_run("", "grooming_1", TODAY, ir=ir))]))
     # The booking (a transactional intent) is read back with the salon found, and runs on a yes.
     assert reply.kind == "confirm" and "Shaggy Chic" in reply.text and len(state.executed) == 1, reply.text
     reply = engine.reply(state, "yes")

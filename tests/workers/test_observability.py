@@ -28,7 +28,7 @@ from pipeline.packs.pack import PROJECT_ROOT
 from pipeline.records import Run
 from pipeline.run import SYMBOLIC_STAGES, new_run, run_pipeline, run_stage
 from pipeline.sessions.engine import SessionEngine
-from pipeline.sessions.records import TurnInput
+from pipeline.sessions.commands import Cancel, TurnInput
 from pipeline.settings import settings
 from tests.harness import DATAFLOW_IR, EXAMPLES, PrivateRedis, Service, free_port, wait_until
 
@@ -284,7 +284,7 @@ def test_a_session_end_is_counted_by_how_and_why():
     engine = SessionEngine("hf", "simulated")  # no message is translated: the LLM is not loaded
     state = engine.open("quickbooks", "2024-10-15")
     before = counted("nesyplan_sessions_ended_total", end="fail", reason="cancelled")
-    reply, _ = engine.advance(state, TurnInput(turn=0, message="cancel", move="cancel"))
+    reply, _ = engine.advance(state, TurnInput(turn=0, message="cancel", commands=[Cancel()]))
     assert reply.kind == "fail" and state.end_reason == "cancelled by the user"
     assert counted("nesyplan_sessions_ended_total", end="fail", reason="cancelled") == before + 1
 
