@@ -356,11 +356,21 @@ def _read_smallest(scene: Scene, pool: list[Span], normalize) -> tuple[list[Span
     return smallest([sp for sp in pool if values[sp] is not None], values), values
 
 
-QUOTED = re.compile(r'"([^"\n]{2,80})"|“([^”\n]{2,80})”')
+# Words in quotes: double, curly, or single where the quote is no apostrophe (it opens after no letter and
+# closes before none: "set the title to 'Q3 roadmap'", not "it's the users' list"). On the REST request corpus
+# 115 single-quoted spans in requests to 25 APIs are all values; SGD train's user turns hold none.
+QUOTED = re.compile(r'"([^"\n]{2,80})"|“([^”\n]{2,80})”'
+                    r"|(?<![\w'’])['‘](?=\S)([^\n']{2,80}?)(?<=\S)['’](?!\w)")
 
 
 def quoted_span(match: re.Match) -> tuple[int, int]:
-    return match.span(1) if match.group(1) is not None else match.span(2)
+    """The words inside the quotes.
+
+    >>> text = "post 'standup moved to 10:30' and don't wait"
+    >>> [text[slice(*quoted_span(m))] for m in QUOTED.finditer(text)]
+    ['standup moved to 10:30']
+    """
+    return next(match.span(g) for g in (1, 2, 3) if match.group(g) is not None)
 
 
 _CAPITALISED_RUN = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"

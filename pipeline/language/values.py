@@ -70,6 +70,8 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
     (False, False)
     >>> named_before("a price of 4900", 11, "unit_price"), named_before("a price of 4900", 11, "price_currency")
     (True, False)
+    >>> named_before("post with subject 'Sale results'", 19, "message_subject"), named_before("a note: 'x'", 9, "note")
+    (True, True)
     >>> named_before("4 sets of 8", 10, "sets"), named_before("four sets of 8", 13, "sets")
     (False, False)
 
@@ -86,7 +88,7 @@ def named_before(text: str, start: int, argument: str, resources: frozenset[str]
     (False, True)
     """
     name = _name_set(argument) | resources
-    prefix = text[:start].rstrip().rstrip("#:").rstrip()
+    prefix = re.sub(r"[\s#:]*['\"‘“]?$", "", text[:start])  # "subject 'Popcorn sale'": its quote opens the value
     if not prefix or not prefix[-1].isalnum():  # "4 bedrooms, 2": a comma closes what came before
         return False
     before = ["", *re.findall(r"[a-z0-9]+", prefix.lower())]

@@ -24,6 +24,7 @@ from pipeline.language.names import names_a_person
 from pipeline.language.openings import counted_noun, opening_word
 from pipeline.language.words import FUNCTION_WORDS, PERSON_NOUNS, says_its_own, word_list
 from pipeline.language.picks import content_stems, picks_said, resources_named, stems
+from pipeline.language.readers import QUOTED
 from pipeline.language.roles import RolePhrase, role_phrase
 from pipeline.packs.pack import Pack
 from pipeline.packs.rest import (identified, last_noun, path_identifiers, singular, snake_words,
@@ -311,8 +312,10 @@ class Retriever:
         """The request cut where one request ends and another begins: at sentence punctuation and at
         'and', 'then', 'also', 'plus' — never inside a number ("$1,500") or a phrase of the pack's own
         vocabulary ("profit and loss", "invoices and sales")."""
-        # A web address is one value, whatever marks it holds ("https://x.example/a?b"): each stands in as its number.
-        spans = web_address_spans(query)
+        # A web address is one value, whatever marks it holds ("https://x.example/a?b"), and so are words in quotes
+        # ("body 'we raised $1,240, thank you all!'"): each stands in as its number.
+        spans = sorted([*web_address_spans(query), *(q.span() for q in QUOTED.finditer(query))])
+        spans = [sp for i, sp in enumerate(spans) if not any(a <= sp[0] < b for a, b in spans[:i])]
         addresses = [query[a:b] for a, b in spans]
         protected = query
         for i, (a, b) in reversed(list(enumerate(spans))):
