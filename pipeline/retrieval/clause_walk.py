@@ -50,6 +50,8 @@ class Judge(Protocol):
 
     def names_its_call(self, clause: str, goal: str) -> bool: ...
 
+    def names_its_change(self, clause: str, goal: str) -> bool: ...
+
     def one_of_them(self, goal: str, clause: str) -> str | None: ...
 
 
@@ -139,6 +141,10 @@ class ClauseWalk:
         elif score < needed and self.picked and goal == top.goal and self.retriever.names_its_call(clause.text, goal):
             # A later step whose verb is the API's own name for its call ("find the applications for job 5,
             # and hire the one from Ann Lee"): that call, however little else its words share with it.
+            score = needed
+        elif score < needed and goal == top.goal and self.retriever.names_its_change(clause.text, goal):
+            # A change the clause's verb asks for to a thing it names ("change the name of flag f2a8 to ..."):
+            # the operation that makes it, though the words share little else with its description.
             score = needed
         if score < needed:
             self._fragment(clause)

@@ -734,6 +734,16 @@ class Retriever:
         return self.pack.is_rest_api and bool(verb) and verb not in GENERAL_VERBS \
             and _stem(verb) in _name_stems(goal)
 
+    def names_its_change(self, clause: str, goal: str) -> bool:
+        """Whether a clause opens with a verb of a change (`asked_action`: "change the name of flag 7 to ...")
+        that a REST operation makes (`goal`: `update_flag`) to the thing it is on, whose noun the clause says
+        (`resources_named`): the call the words ask for, however little else they share with its description."""
+        rest = self._rest(goal)
+        if not self.pack.is_rest_api or rest is None or not rest.resource:
+            return False
+        asked, opens = asked_action(clause)
+        return opens and asked in _CHANGES and rest.action == asked and bool(resources_named({rest.resource}, clause))
+
     def _on_the_same_thing(self, goal: str, other: str) -> bool:
         """Whether two REST operations act on the same thing: the same resource, or paths that agree up to
         the first identifier (`/payment/{id}/authorize` and `/payment/{id}/charge`)."""
@@ -1177,8 +1187,9 @@ class Retriever:
         if self.pack.is_rest_api:  # a clause's own verb and resource say its call, before clauses of one call are joined
             judged = [(self._the_clause_says(top, c.text), foreign) for (top, foreign), c in zip(judged, clauses)]
         if ranked[0].score < first_threshold and not any(
-                c.asks and not foreign and top.score >= (BARE_PHRASE_THRESHOLD if c.bare else clause_threshold)
-                and self._vouched_for(c.text) for c, (top, foreign) in zip(clauses, judged)):
+                c.asks and not foreign and (top.score >= (BARE_PHRASE_THRESHOLD if c.bare else clause_threshold)
+                                            and self._vouched_for(c.text) or self.names_its_change(c.text, top.goal))
+                for c, (top, foreign) in zip(clauses, judged)):
             return []
         walk = ClauseWalk(self, clauses, judged, clause_threshold, BARE_PHRASE_THRESHOLD)
         picked = walk.run()

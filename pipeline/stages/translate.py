@@ -20,6 +20,11 @@ from pipeline.settings import settings
 from pipeline.stages.check import check_ir
 
 MAX_NEW_TOKENS = 200
+# A fixed budget cut long answers short (an unfinished fact is no valid IR): one call with five uuids and
+# dates, three calls with their uuids. So each goal beyond the first adds its facts' share, and the request's
+# own length the values it gives (a value is written as the request writes it: about two characters a
+# token for an id). The grammar ends the answer where the facts end: an unused budget costs nothing.
+TOKENS_PER_MORE_GOAL = 80
 
 
 @dataclass
@@ -106,6 +111,8 @@ def translate(query: str, pack: Pack, backend, today: str, constrain: bool = Tru
         stats["grammar_build_s"] = time.perf_counter() - t0
         analysis.values = _value_analysis(readings)
         analysis.seconds += stats["grammar_build_s"]  # the value readings are most of the grammar's build
+    if goals:
+        max_new_tokens += TOKENS_PER_MORE_GOAL * (len(goals) - 1) + len(query) // 2
     completion = backend.complete(system, user, grammar, max_new_tokens)
     stats.update(completion.stats, prompt_tokens=completion.prompt_tokens, new_tokens=completion.new_tokens,
                  llm_s=completion.seconds)

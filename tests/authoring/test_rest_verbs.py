@@ -69,3 +69,34 @@ def test_the_newest_one_of_a_list_is_read_by_its_identifier_from_the_list(paymen
     one of those the list found, not the list again."""
     goals = get_retriever(payments).by_clause("list the payments and open the newest one")
     assert [g.goal for g in goals] == ["list_payments", "get_payment"]
+
+
+FLAGS = {"openapi": "3.0.3", "info": {"title": "Feature flags"}, "paths": {
+    "/flags": {"get": {"operationId": "listFlags", "summary": "List the feature flags", "responses": _LIST}},
+    "/flags/{flag_id}": {
+        "get": {"operationId": "getFlag", "summary": "Get one feature flag", "parameters": _ID_OF_FLAG, "responses": _OK},
+        "patch": {"operationId": "updateFlag", "summary": "Update a feature flag", "parameters": _ID_OF_FLAG,
+                  "requestBody": {"content": {"application/json": {"schema": {
+                      "type": "object", "properties": {"name": {"type": "string"}, "archived": {"type": "boolean"}}}}}},
+                  "responses": _OK},
+        "delete": {"operationId": "deleteFlag", "summary": "Delete a feature flag", "parameters": _ID_OF_FLAG,
+                   "responses": _OK}},
+}} if (_ID_OF_FLAG := [{"name": "flag_id", "in": "path", "required": True, "schema": {"type": "string"}}]) else {}
+
+
+@pytest.fixture
+def flags(tmp_path):
+    with imported_pack(tmp_path, "flags", FLAGS) as pack:
+        yield pack
+
+
+def test_to_archive_a_thing_is_to_change_it_and_a_change_to_a_thing_named_is_its_call(flags):
+    """"archive flag ..." asks for the flag's update, not its delete; a clause that opens with a verb of a
+    change and names the thing the API changes asks for that change, whatever else its words say."""
+    retriever = get_retriever(flags)
+    assert [g.goal for g in retriever.by_clause("archive flag 0c5e1d77, the experiment is over")] == ["update_flag"]
+    words = "change the name of flag f2a8c6d4 to Search Autocomplete v2"
+    assert retriever.names_its_change(words, "update_flag")
+    assert not retriever.names_its_change(words, "get_flag") and not retriever.names_its_change(words, "delete_flag")
+    assert not retriever.names_its_change("change the weather for tomorrow", "update_flag")  # no flag named
+    assert [g.goal for g in retriever.by_clause(words)] == ["update_flag"]
