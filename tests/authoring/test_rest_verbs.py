@@ -71,6 +71,7 @@ def test_the_newest_one_of_a_list_is_read_by_its_identifier_from_the_list(paymen
     assert [g.goal for g in goals] == ["list_payments", "get_payment"]
 
 
+_ID_OF_FLAG = [{"name": "flag_id", "in": "path", "required": True, "schema": {"type": "string"}}]
 FLAGS = {"openapi": "3.0.3", "info": {"title": "Feature flags"}, "paths": {
     "/flags": {"get": {"operationId": "listFlags", "summary": "List the feature flags", "responses": _LIST}},
     "/flags/{flag_id}": {
@@ -81,7 +82,7 @@ FLAGS = {"openapi": "3.0.3", "info": {"title": "Feature flags"}, "paths": {
                   "responses": _OK},
         "delete": {"operationId": "deleteFlag", "summary": "Delete a feature flag", "parameters": _ID_OF_FLAG,
                    "responses": _OK}},
-}} if (_ID_OF_FLAG := [{"name": "flag_id", "in": "path", "required": True, "schema": {"type": "string"}}]) else {}
+}}
 
 
 @pytest.fixture
