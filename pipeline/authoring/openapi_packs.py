@@ -50,14 +50,13 @@ from pathlib import Path
 
 from pipeline.authoring.rest_semantics import (LOOKUPS, answered, held_resources, identified, picks, portraits, resources,
                                                selects, semantics, singular, the_one, words_searched)
-from pipeline.authoring.sgd_packs import RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
+from pipeline.authoring.sgd_packs import BOOLEAN_SYNONYMS, RESERVED, Overlay, apply_overlay, infer_normalizer, load_overlay
 from pipeline.authoring.writer import GENERIC_ERRORS, PackNotValid, pack_paths, typed_call_pack_files, write_validated_pack
 from pipeline.language.words import word_lists
 from pipeline.packs.openapi_spec import ID_FIELD, ApiDocument, OpenApiError, Operation, RequestField, join_base_url, load_document
 from pipeline.packs.pack import BOOLEAN_VALUES, NAME
 from pipeline.packs.rest import LISTED, path_identifiers
 from pipeline.packs.sgd_schema import SgdSchemaError, SgdSlot, closest_hint
-from pipeline.values.lexicon import words_of
 from pipeline.values.normalizers import web_address
 
 GENERATOR = "import-openapi"
@@ -155,9 +154,9 @@ def _normalizer(field: RequestField, name: str, nouns: set[str] = frozenset()) -
         periods = {v: sorted(PERIODS[v.lower()]) for v in values if v.lower() in PERIODS}
         return "choice", {"values": values, **({"synonyms": periods} if periods else {})}
     if field.kind == "boolean":
-        said = {"true": words_of("flag_glue", "yes"), "false": words_of("flag_glue", "no")}
-        return "choice", {"values": list(BOOLEAN_VALUES),
-                          "synonyms": {value: [w for w in said[value] if w != value] for value in BOOLEAN_VALUES}}
+        # the words SGD's flags are given by ("yes" of True), besides the value itself
+        return "choice", {"values": list(BOOLEAN_VALUES), "synonyms": {
+            value: [w for w in BOOLEAN_SYNONYMS[value.capitalize()] if w != value] for value in BOOLEAN_VALUES}}
     if field.kind == "string" and name.split("_")[-1] == "currency":
         return "choice", _CURRENCIES  # a code the amount beside it is written with ("89.50 EUR", "45 dollars")
     if (ID_FIELD.search(name) or identified(name) in nouns) and field.kind in ("string", "integer", "array") \

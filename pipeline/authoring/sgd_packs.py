@@ -158,7 +158,7 @@ def infer_normalizer(slot: SgdSlot) -> str:
     text = slot.description.lower()
     if slot.name.startswith("number_of") or "number of" in text or words & {"count", "size"}:
         return "integer"
-    if words & set(words_of("slot_descriptions", "dates")) or _described("dates", text):
+    if words & word_list("slot_descriptions", "dates") or _described("dates", text):
         return "date" if _described("past", text) else "future_date"
     if "name" in words and _described("people", text) \
             or name_part_of(slot.name) is not None:

@@ -316,7 +316,7 @@ class Retriever:
         # ("body 'we raised $1,240, thank you all!'"): each stands in as its number.
         spans = sorted([*web_address_spans(query), *(q.span() for q in QUOTED.finditer(query))])
         spans = [sp for i, sp in enumerate(spans) if not any(a <= sp[0] < b for a, b in spans[:i])]
-        addresses = [query[a:b] for a, b in spans]
+        kept_whole = [query[a:b] for a, b in spans]
         protected = query
         for i, (a, b) in reversed(list(enumerate(spans))):
             protected = protected[:a] + f"\x04{i}\x04" + protected[b:]
@@ -330,7 +330,7 @@ class Retriever:
         protected = re.sub(_BETWEEN, lambda m: m.group().replace(" ", "\x00"), protected)
         protected = re.sub(_TITLE, lambda m: m.group()[:-1] + "\x02", protected)  # "Mr. Chen" is one name
         parts = _CLAUSE_BREAK.split(protected)
-        restored = [re.sub("\x04(\\d+)\x04", lambda m: addresses[int(m[1])], p).replace("\x00", " ")
+        restored = [re.sub("\x04(\\d+)\x04", lambda m: kept_whole[int(m[1])], p).replace("\x00", " ")
                     .replace("\x01", ",").replace("\x02", ".").replace("\x03", ":").strip() for p in parts]
         clauses: list[str] = []
         for part in filter(None, restored):

@@ -186,7 +186,7 @@ class Cancel(Command):
 
     def reply(self, context: TurnContext) -> Reply:
         return end(context.state, "fail", say("cancelled", summary=summary(context.pack, context.state)),
-                                  say("cancelled_reason"), "cancelled")
+                   say("cancelled_reason"), "cancelled")
 
 
 class AskForPerson(Command):
@@ -242,7 +242,6 @@ def replace_goals(pack: Pack, state: SessionState, added: Run, turn: int) -> boo
     """"No, I meant the other one": the goals the no names replace the session's, and nothing of the
     old ones runs; a value the user gave that a new goal takes is kept (the user's words, not the
     goal's). Whether anything replaced them."""
-
     old = state.goals
     state.goals = []
     if not add_goals(pack, state, added, turn):
@@ -274,7 +273,6 @@ def search_first(pack: Pack, state: SessionState, turn: int) -> bool:
     the argument accepts: the therapist a provider search lists, the pickup location of a car
     search): the search joins the session before the goal and gives it that argument, with the
     values the user already gave that it takes. Whether a search was added."""
-
     if state.pending is None:
         return False
     gid, argument = state.pending
